@@ -1,0 +1,76 @@
+# deployconfig: see README.md. Every target builds what it needs first.
+SHELL := /usr/bin/env bash -o pipefail
+.SHELLFLAGS := -ec
+
+BIN := $(CURDIR)/bin
+export PATH := $(BIN):$(PATH)
+
+GO_PACKAGES := ./...
+# Unit tests: everything except the integration and end-to-end suites.
+UNIT_PACKAGES = $(shell go list ./... | grep -v /test/)
+
+.PHONY: all
+all: build
+
+##@ Development
+
+.PHONY: generate
+generate: tools-codegen ## Regenerate deepcopy, CRD and RBAC from the code's markers.
+	$(BIN)/controller-gen object paths=./api/...
+	$(BIN)/controller-gen crd:generateEmbeddedObjectMeta=true rbac:roleName=dc-controller \
+		paths=./... output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	go run ./hack/crdlimits config/crd/bases/apps.deployconfig.io_deploymentconfigs.yaml
+
+.PHONY: tools
+tools: ## Build the pinned control plane, kwok and controller-gen into bin/ (cached).
+	hack/tools.sh
+
+.PHONY: tools-codegen
+tools-codegen:
+	hack/tools.sh controller-gen
+
+.PHONY: tools-integration
+tools-integration:
+	hack/tools.sh etcd kube-apiserver kubectl
+
+.PHONY: build
+build: ## Build dc-controller, dc-deploy, kubectl-dc and dc-local into bin/.
+	go build -o $(BIN)/ ./cmd/...
+
+.PHONY: lint
+lint: tools-codegen ## go vet, gofmt, and a check that generated code is current.
+	go vet ./...
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+	hack/verify-generated.sh
+
+##@ Tests
+
+.PHONY: test
+test: test-unit test-integration test-e2e ## Unit, integration and end-to-end tests.
+
+.PHONY: test-unit
+test-unit:
+	go test -race -count=1 $(UNIT_PACKAGES)
+
+.PHONY: test-integration
+test-integration: tools-integration
+	KUBEBUILDER_ASSETS=$(BIN) go test -count=1 -timeout 15m ./test/integration/...
+
+.PHONY: test-e2e
+test-e2e: tools build
+	DC_BIN=$(BIN) go test -count=1 -timeout 20m ./test/e2e/...
+
+##@ Playground
+
+.PHONY: run
+run: tools build ## Start (or reuse) the local playground and roll out a sample.
+	$(BIN)/dc-local up
+
+.PHONY: down
+down: ## Remove the local playground.
+	@if [ -x $(BIN)/dc-local ]; then $(BIN)/dc-local down; else go run ./cmd/dc-local down; fi
+
+.PHONY: help
+help:
+	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*?##/ { printf "  %-12s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)

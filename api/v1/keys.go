@@ -1,0 +1,90 @@
+package v1
+
+// Labels and annotations that deployconfig sets on the objects it manages.
+// Users and tools select on them, so their values are part of the API.
+const (
+	// KeyPrefix prefixes every deployconfig label and annotation key.
+	KeyPrefix = "deployconfig.io/"
+
+	// DeploymentConfigLabel is set on every ReplicationController of a
+	// DeploymentConfig to the DeploymentConfig's name; the controller adopts
+	// RCs by it.
+	DeploymentConfigLabel = KeyPrefix + "deployment-config.name"
+	// DeployerPodForDeploymentLabel is set on deployer and hook pods to the
+	// name of their ReplicationController.
+	DeployerPodForDeploymentLabel = KeyPrefix + "deployer-pod-for.name"
+	// DeployerPodTypeLabel tells hook pods (hook-pre, hook-mid, hook-post)
+	// from the deployer pod.
+	DeployerPodTypeLabel = KeyPrefix + "deployer-pod.type"
+
+	// DeploymentConfigSelectorLabel and DeploymentSelectorLabel are the plain
+	// keys OpenShift puts on pods; Services select on them, so they are kept
+	// without a prefix.
+	DeploymentConfigSelectorLabel = "deploymentconfig"
+	// DeploymentSelectorLabel holds the ReplicationController's name on its pods.
+	DeploymentSelectorLabel = "deployment"
+
+	// DeploymentConfigAnnotation holds the owning DeploymentConfig's name.
+	DeploymentConfigAnnotation = KeyPrefix + "deployment-config.name"
+	// DeploymentVersionAnnotation holds the deployment's version.
+	DeploymentVersionAnnotation = KeyPrefix + "deployment-config.latest-version"
+	// DeploymentPhaseAnnotation holds the deployment's DeploymentPhase.
+	DeploymentPhaseAnnotation = KeyPrefix + "deployment.phase"
+	// DeploymentCancelledAnnotation is "true" once a user or the controller
+	// has cancelled the deployment.
+	DeploymentCancelledAnnotation = KeyPrefix + "deployment.cancelled"
+	// DeploymentStatusReasonAnnotation says why the deployment is in its phase.
+	DeploymentStatusReasonAnnotation = KeyPrefix + "deployment.status-reason"
+	// DeployerPodAnnotation holds the deployer pod's name.
+	DeployerPodAnnotation = KeyPrefix + "deployer-pod.name"
+	// DesiredReplicasAnnotation holds the replica count the deployer scales to.
+	DesiredReplicasAnnotation = KeyPrefix + "deployment.desired-replicas"
+	// DeploymentReplicasAnnotation holds the last replica count the deployer set.
+	DeploymentReplicasAnnotation = KeyPrefix + "deployment.replicas"
+	// EncodedDeploymentConfigAnnotation holds the whole DeploymentConfig, as
+	// JSON, at the deployment's creation.
+	EncodedDeploymentConfigAnnotation = KeyPrefix + "encoded-deployment-config"
+
+	// DeployerPodIgnoreAnnotation on a DeploymentConfig makes the controller
+	// create its ReplicationControllers but never a deployer pod.
+	DeployerPodIgnoreAnnotation = KeyPrefix + "deployer-pod.ignore"
+	// OpenShiftDeployerPodIgnoreAnnotation is OpenShift's key for
+	// DeployerPodIgnoreAnnotation; `kubectl dc convert` maps it to ours.
+	OpenShiftDeployerPodIgnoreAnnotation = "deploy.openshift.io/deployer-pod.ignore"
+
+	// DeploymentCancelledByUser is the status reason of a user's cancel.
+	DeploymentCancelledByUser = "cancelled by the user"
+	// DeploymentCancelledNewerDeploymentExists is the status reason of a
+	// deployment superseded by a newer one.
+	DeploymentCancelledNewerDeploymentExists = "newer deployment was found running"
+)
+
+// DeploymentPhase is the state of one deployment (ReplicationController).
+type DeploymentPhase string
+
+const (
+	// DeploymentPhaseNew means the deployer pod is not created yet.
+	DeploymentPhaseNew DeploymentPhase = "New"
+	// DeploymentPhasePending means the deployer pod is created but not running.
+	DeploymentPhasePending DeploymentPhase = "Pending"
+	// DeploymentPhaseRunning means the deployer pod is running the strategy.
+	DeploymentPhaseRunning DeploymentPhase = "Running"
+	// DeploymentPhaseComplete means the rollout succeeded.
+	DeploymentPhaseComplete DeploymentPhase = "Complete"
+	// DeploymentPhaseFailed means the rollout failed or was cancelled.
+	DeploymentPhaseFailed DeploymentPhase = "Failed"
+)
+
+// Reasons of the Progressing and Available conditions.
+const (
+	NewReplicationControllerCreatedReason   = "NewReplicationControllerCreated"
+	ReplicationControllerCreateErrorReason  = "ReplicationControllerCreateError"
+	ReplicationControllerUpdatedReason      = "ReplicationControllerUpdated"
+	NewReplicationControllerAvailableReason = "NewReplicationControllerAvailable"
+	ProgressDeadlineExceededReason          = "ProgressDeadlineExceeded"
+	RolloutCancelledReason                  = "RolloutCancelled"
+	PausedConfigReason                      = "DeploymentConfigPaused"
+	ResumedConfigReason                     = "DeploymentConfigResumed"
+	MinimumReplicasAvailableReason          = "MinimumReplicasAvailable"
+	MinimumReplicasUnavailableReason        = "MinimumReplicasUnavailable"
+)

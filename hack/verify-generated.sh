@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Fails when `make generate` would change committed files.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+make -s generate >/dev/null
+if ! git diff --quiet -- api config; then
+  echo "generated code is out of date; run 'make generate' and commit:" >&2
+  git --no-pager diff --stat -- api config >&2
+  exit 1
+fi
