@@ -28,6 +28,8 @@ const (
 	DeploymentConfigAnnotation = KeyPrefix + "deployment-config.name"
 	// DeploymentVersionAnnotation holds the deployment's version.
 	DeploymentVersionAnnotation = KeyPrefix + "deployment-config.latest-version"
+	// DeploymentAnnotation holds the deployment's (RC's) name on its pods.
+	DeploymentAnnotation = KeyPrefix + "deployment.name"
 	// DeploymentPhaseAnnotation holds the deployment's DeploymentPhase.
 	DeploymentPhaseAnnotation = KeyPrefix + "deployment.phase"
 	// DeploymentCancelledAnnotation is "true" once a user or the controller

@@ -1,0 +1,220 @@
+// Package deployment knows the shape of one deployment of a
+// DeploymentConfig: the ReplicationController named <dc>-<version>, its
+// labels and annotations, its phase, and the DeploymentConfig encoded in it.
+// The controllers, the deployer and the CLI all read deployments through it
+// so that they agree on every key.
+package deployment
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+)
+
+// Name returns the name of a DeploymentConfig's deployment of a version.
+func Name(dcName string, version int64) string {
+	return fmt.Sprintf("%s-%d", dcName, version)
+}
+
+// DeployerPodName returns the name of a deployment's deployer pod.
+func DeployerPodName(rcName string) string {
+	return rcName + "-deploy"
+}
+
+// HookPodName returns the name of a deployment's hook pod of a type (pre,
+// mid or post).
+func HookPodName(rcName, hookType string) string {
+	return rcName + "-hook-" + hookType
+}
+
+// Phase returns the deployment's phase; a deployment without one is New.
+func Phase(rc *corev1.ReplicationController) dcv1.DeploymentPhase {
+	if p := rc.Annotations[dcv1.DeploymentPhaseAnnotation]; p != "" {
+		return dcv1.DeploymentPhase(p)
+	}
+	return dcv1.DeploymentPhaseNew
+}
+
+// IsTerminal reports whether a phase is final (Complete or Failed).
+func IsTerminal(p dcv1.DeploymentPhase) bool {
+	return p == dcv1.DeploymentPhaseComplete || p == dcv1.DeploymentPhaseFailed
+}
+
+// IsCancelled reports whether the deployment has been cancelled.
+func IsCancelled(rc *corev1.ReplicationController) bool {
+	return rc.Annotations[dcv1.DeploymentCancelledAnnotation] == "true"
+}
+
+// CanTransition reports whether a deployment may move from one phase to
+// another. Failed → New happens only through a user's retry, which does not
+// go through this check.
+func CanTransition(from, to dcv1.DeploymentPhase) bool {
+	if from == to {
+		return true
+	}
+	switch from {
+	case dcv1.DeploymentPhaseNew:
+		return to == dcv1.DeploymentPhasePending || to == dcv1.DeploymentPhaseRunning || IsTerminal(to)
+	case dcv1.DeploymentPhasePending:
+		return to == dcv1.DeploymentPhaseRunning || IsTerminal(to)
+	case dcv1.DeploymentPhaseRunning:
+		return IsTerminal(to)
+	}
+	return false
+}
+
+// Version returns the DeploymentConfig version the deployment was made for,
+// or 0 when the annotation is missing or malformed.
+func Version(rc *corev1.ReplicationController) int64 {
+	v, err := strconv.ParseInt(rc.Annotations[dcv1.DeploymentVersionAnnotation], 10, 64)
+	if err != nil || v < 0 {
+		return 0
+	}
+	return v
+}
+
+// DesiredReplicas returns the replica count the deployer scales the
+// deployment to, and whether the annotation holds one.
+func DesiredReplicas(rc *corev1.ReplicationController) (int32, bool) {
+	v, err := strconv.ParseInt(rc.Annotations[dcv1.DesiredReplicasAnnotation], 10, 32)
+	if err != nil || v < 0 {
+		return 0, false
+	}
+	return int32(v), true
+}
+
+// Encode returns dc as the JSON stored in a deployment's annotation.
+func Encode(dc *dcv1.DeploymentConfig) (string, error) {
+	data, err := json.Marshal(dc)
+	if err != nil {
+		return "", fmt.Errorf("encode deploymentconfig %s/%s: %w", dc.Namespace, dc.Name, err)
+	}
+	return string(data), nil
+}
+
+// DecodeConfig returns the DeploymentConfig encoded in a deployment, with
+// every default applied.
+func DecodeConfig(rc *corev1.ReplicationController) (*dcv1.DeploymentConfig, error) {
+	data, ok := rc.Annotations[dcv1.EncodedDeploymentConfigAnnotation]
+	if !ok {
+		return nil, fmt.Errorf("replicationcontroller %s/%s has no %s annotation", rc.Namespace, rc.Name, dcv1.EncodedDeploymentConfigAnnotation)
+	}
+	dc := &dcv1.DeploymentConfig{}
+	if err := json.Unmarshal([]byte(data), dc); err != nil {
+		return nil, fmt.Errorf("decode the deploymentconfig of replicationcontroller %s/%s: %w", rc.Namespace, rc.Name, err)
+	}
+	if dc.Spec.Template == nil {
+		return nil, fmt.Errorf("the deploymentconfig encoded in replicationcontroller %s/%s has no template", rc.Namespace, rc.Name)
+	}
+	dcv1.SetDefaults(dc)
+	return dc, nil
+}
+
+// TemplateMatches reports whether the DeploymentConfig's pod template is the
+// one its deployment was made from: when it is not, a config change is due.
+func TemplateMatches(dc *dcv1.DeploymentConfig, rc *corev1.ReplicationController) bool {
+	encoded, err := DecodeConfig(rc)
+	if err != nil {
+		return false
+	}
+	return apiequality.Semantic.DeepEqual(dc.Spec.Template, encoded.Spec.Template)
+}
+
+// New builds the deployment (ReplicationController) for the
+// DeploymentConfig's latestVersion, at 0 replicas and in phase New.
+func New(dc *dcv1.DeploymentConfig) (*corev1.ReplicationController, error) {
+	if dc.Spec.Template == nil {
+		return nil, fmt.Errorf("deploymentconfig %s/%s has no template", dc.Namespace, dc.Name)
+	}
+	encoded, err := Encode(dc)
+	if err != nil {
+		return nil, err
+	}
+	name := Name(dc.Name, dc.Status.LatestVersion)
+	selector := map[string]string{}
+	for k, v := range dc.PodSelector() {
+		selector[k] = v
+	}
+	selector[dcv1.DeploymentSelectorLabel] = name
+
+	template := dc.Spec.Template.DeepCopy()
+	if template.Labels == nil {
+		template.Labels = map[string]string{}
+	}
+	for k, v := range selector {
+		template.Labels[k] = v
+	}
+	if template.Annotations == nil {
+		template.Annotations = map[string]string{}
+	}
+	template.Annotations[dcv1.DeploymentConfigAnnotation] = dc.Name
+	template.Annotations[dcv1.DeploymentVersionAnnotation] = strconv.FormatInt(dc.Status.LatestVersion, 10)
+	template.Annotations[dcv1.DeploymentAnnotation] = name
+
+	labels := map[string]string{}
+	for k, v := range dc.Labels {
+		labels[k] = v
+	}
+	labels[dcv1.DeploymentConfigLabel] = dc.Name
+
+	zero := int32(0)
+	return &corev1.ReplicationController{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      name,
+			Namespace: dc.Namespace,
+			Labels:    labels,
+			Annotations: map[string]string{
+				dcv1.DeploymentConfigAnnotation:        dc.Name,
+				dcv1.DeploymentVersionAnnotation:       strconv.FormatInt(dc.Status.LatestVersion, 10),
+				dcv1.DeploymentPhaseAnnotation:         string(dcv1.DeploymentPhaseNew),
+				dcv1.DeployerPodAnnotation:             DeployerPodName(name),
+				dcv1.DesiredReplicasAnnotation:         strconv.Itoa(int(dc.Spec.Replicas)),
+				dcv1.DeploymentReplicasAnnotation:      "0",
+				dcv1.EncodedDeploymentConfigAnnotation: encoded,
+			},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(dc, dcv1.GroupVersion.WithKind("DeploymentConfig"))},
+		},
+		Spec: corev1.ReplicationControllerSpec{
+			Replicas:        &zero,
+			MinReadySeconds: dc.Spec.MinReadySeconds,
+			Selector:        selector,
+			Template:        template,
+		},
+	}, nil
+}
+
+// SortByVersion sorts deployments oldest first.
+func SortByVersion(rcs []*corev1.ReplicationController) {
+	sort.SliceStable(rcs, func(i, j int) bool { return Version(rcs[i]) < Version(rcs[j]) })
+}
+
+// LatestComplete returns the newest Complete deployment of rcs other than
+// skip (which may be nil), or nil when there is none.
+func LatestComplete(rcs []*corev1.ReplicationController, skip *corev1.ReplicationController) *corev1.ReplicationController {
+	var best *corev1.ReplicationController
+	for _, rc := range rcs {
+		if rc == skip || (skip != nil && rc.Name == skip.Name) || Phase(rc) != dcv1.DeploymentPhaseComplete {
+			continue
+		}
+		if best == nil || Version(rc) > Version(best) {
+			best = rc
+		}
+	}
+	return best
+}
+
+// Replicas returns the RC's desired replica count (spec.replicas, 1 when unset
+// as the API server defaults it).
+func Replicas(rc *corev1.ReplicationController) int32 {
+	if rc.Spec.Replicas == nil {
+		return 1
+	}
+	return *rc.Spec.Replicas
+}
