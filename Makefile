@@ -17,8 +17,8 @@ all: build
 .PHONY: generate
 generate: tools-codegen ## Regenerate deepcopy, CRD and RBAC from the code's markers.
 	$(BIN)/controller-gen object paths=./api/...
-	$(BIN)/controller-gen crd:generateEmbeddedObjectMeta=true rbac:roleName=dc-controller \
-		paths=./... output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	$(BIN)/controller-gen crd:generateEmbeddedObjectMeta=true paths=./api/... output:crd:artifacts:config=config/crd/bases
+	$(BIN)/controller-gen rbac:roleName=dc-controller paths=./internal/controller/... output:rbac:artifacts:config=config/rbac
 	go run ./hack/crdlimits config/crd/bases/apps.deployconfig.io_deploymentconfigs.yaml
 
 .PHONY: tools

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/controller"
 )
 
 // cluster is the control plane every test of the package shares. It is set
@@ -88,7 +90,60 @@ func runSuite(m *testing.M) int {
 		kubeconfig: kubeconfig,
 		kubectl:    filepath.Join(assets, "kubectl"),
 	}
+	stop, err := startControllers(cfg)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "start controllers: %v\n", err)
+		return 1
+	}
+	defer stop()
 	return m.Run()
+}
+
+// controllerIdentity is the ServiceAccount the controllers run as, under
+// the RBAC of config/rbac: a permission missing there fails the tests.
+const controllerIdentity = "system:serviceaccount:deployconfig-system:dc-controller"
+
+// testDeployerImage is the deployer image the tests' controller uses.
+const testDeployerImage = "example.com/deployconfig/deployer:test"
+
+// startControllers installs the shipped RBAC and runs dc-controller's
+// manager in this process, impersonating its ServiceAccount.
+func startControllers(admin *rest.Config) (func(), error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, args := range [][]string{
+		{"apply", "-f", filepath.Join("..", "..", "config", "manager", "namespace.yaml")},
+		{"apply", "-k", filepath.Join("..", "..", "config", "rbac")},
+	} {
+		if _, stderr, err := kubectlRun(ctx, "", args...); err != nil {
+			return nil, fmt.Errorf("kubectl %v: %v: %s", args, err, stderr)
+		}
+	}
+	cfg := rest.CopyConfig(admin)
+	cfg.Impersonate = rest.ImpersonationConfig{
+		UserName: controllerIdentity,
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:deployconfig-system", "system:authenticated"},
+	}
+	mgr, err := controller.NewManager(cfg, controller.Options{
+		DeployerImage:           testDeployerImage,
+		Workers:                 2,
+		MetricsAddr:             "0",
+		HealthAddr:              "0",
+		LeaderElection:          true,
+		LeaderElectionNamespace: "deployconfig-system",
+	})
+	if err != nil {
+		return nil, err
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(runCtx) }()
+	return func() {
+		stop()
+		if err := <-done; err != nil {
+			fmt.Fprintf(os.Stderr, "controllers: %v\n", err)
+		}
+	}, nil
 }
 
 // kubectlRun runs kubectl against the control plane as a user would, with

@@ -1,0 +1,70 @@
+// Command dc-controller runs the DeploymentConfig and deployer controllers.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/deployconfig/deployconfig/internal/controller"
+)
+
+// defaultDeployerImage is the image that ships dc-deploy.
+const defaultDeployerImage = "ghcr.io/deployconfig/deployconfig:latest"
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintf(os.Stderr, "dc-controller: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var (
+		opts       controller.Options
+		kubeconfig string
+		namespaces string
+		qps        float64
+		burst      int
+	)
+	fs := flag.NewFlagSet("dc-controller", flag.ContinueOnError)
+	fs.StringVar(&kubeconfig, "kubeconfig", "", "Path to a kubeconfig; empty means in-cluster or $KUBECONFIG.")
+	fs.StringVar(&opts.DeployerImage, "deployer-image", defaultDeployerImage, "Image of deployer pods (a strategy's customParams.image overrides it).")
+	fs.IntVar(&opts.Workers, "workers", 5, "Concurrent syncs per controller.")
+	fs.StringVar(&namespaces, "namespaces", "", "Comma-separated namespaces to watch; empty means all.")
+	// kube-controller-manager's defaults, so that rollouts compare fairly with Deployments.
+	fs.Float64Var(&qps, "kube-api-qps", 20, "Client queries per second to the API server.")
+	fs.IntVar(&burst, "kube-api-burst", 30, "Client burst to the API server.")
+	fs.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", "Address of the metrics endpoint; 0 turns it off.")
+	fs.StringVar(&opts.HealthAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; 0 turns them off.")
+	fs.BoolVar(&opts.LeaderElection, "leader-elect", false, "Elect one active replica through a Lease.")
+	fs.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the pod's namespace).")
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(fs)
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		return err
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+
+	loading := clientcmd.NewDefaultClientConfigLoadingRules()
+	loading.ExplicitPath = kubeconfig
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loading, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return fmt.Errorf("load kubeconfig: %w", err)
+	}
+	cfg.QPS, cfg.Burst = float32(qps), burst
+	cfg.UserAgent = "dc-controller"
+	if namespaces != "" {
+		opts.Namespaces = strings.Split(namespaces, ",")
+	}
+	mgr, err := controller.NewManager(cfg, opts)
+	if err != nil {
+		return err
+	}
+	return mgr.Start(ctrl.SetupSignalHandler())
+}

@@ -1,0 +1,366 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/deployment"
+)
+
+// Event reasons of the DeploymentConfig controller. They are stable: users
+// and alerts select on them.
+const (
+	EventDeploymentCreated              = "DeploymentCreated"
+	EventDeploymentCreationFailed       = "DeploymentCreationFailed"
+	EventDeploymentCancelled            = "DeploymentCancelled"
+	EventDeploymentAwaitingCancellation = "DeploymentAwaitingCancellation"
+	EventReplicationControllerScaled    = "ReplicationControllerScaled"
+	EventDeploymentCleanupFailed        = "DeploymentCleanupFailed"
+)
+
+// rcByDeploymentConfig indexes RCs by the DeploymentConfig that names them in
+// its label and by the one that controls them, so a sync finds both the RCs
+// to adopt and those to release without scanning the namespace.
+const rcByDeploymentConfig = "deployconfig.rc.byDeploymentConfig"
+
+// DeploymentConfigReconciler turns a DeploymentConfig into deployments: it
+// fires triggers, creates the RC of each new version, keeps only the last
+// good version scaled up, prunes history and reports status.
+type DeploymentConfigReconciler struct {
+	Client    client.Client
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+	Clock     clock.PassiveClock
+	access    *deployerAccess
+}
+
+// Reconcile syncs one DeploymentConfig.
+func (r *DeploymentConfigReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	dc := &dcv1.DeploymentConfig{}
+	if err := r.Client.Get(ctx, req.NamespacedName, dc); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	dcv1.SetDefaults(dc)
+	original := dc.Status.DeepCopy()
+
+	rcs, err := r.claimDeployments(ctx, dc)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	restoreLatestVersion(dc, rcs)
+
+	if dc.DeletionTimestamp != nil {
+		return r.writeStatus(ctx, dc, original, rcs, nil)
+	}
+	if err := r.access.ensure(ctx, dc.Namespace); err != nil {
+		return reconcile.Result{}, err
+	}
+	if dc.Spec.Paused {
+		r.pruneHistory(ctx, dc, rcs)
+		return r.writeStatus(ctx, dc, original, rcs, nil)
+	}
+
+	latest := findVersion(rcs, dc.Status.LatestVersion)
+	if details := triggeredRollout(dc, latest); details != nil {
+		dc.Status.LatestVersion++
+		dc.Status.Details = details
+		log.FromContext(ctx).Info("trigger fired", "version", dc.Status.LatestVersion, "cause", details.Message)
+		// The RC is created on the sync that this status write causes.
+		return r.writeStatus(ctx, dc, original, rcs, nil)
+	}
+	if dc.Status.LatestVersion == 0 {
+		return r.writeStatus(ctx, dc, original, rcs, nil)
+	}
+	if latest == nil {
+		createErr := r.startDeployment(ctx, dc, rcs)
+		result, err := r.writeStatus(ctx, dc, original, rcs, createErr)
+		if err == nil && createErr != nil {
+			err = createErr
+		}
+		return result, err
+	}
+	if deployment.IsTerminal(deployment.Phase(latest)) {
+		if err := r.scaleDeployments(ctx, dc, rcs); err != nil {
+			return reconcile.Result{}, err
+		}
+		r.pruneHistory(ctx, dc, rcs)
+	}
+	return r.writeStatus(ctx, dc, original, rcs, nil)
+}
+
+// claimDeployments returns the RCs of the DeploymentConfig, oldest first,
+// after adopting orphans that carry its label and releasing RCs it controls
+// that no longer do.
+func (r *DeploymentConfigReconciler) claimDeployments(ctx context.Context, dc *dcv1.DeploymentConfig) ([]*corev1.ReplicationController, error) {
+	list := &corev1.ReplicationControllerList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(dc.Namespace), client.MatchingFields{rcByDeploymentConfig: dc.Name}); err != nil {
+		return nil, fmt.Errorf("list replicationcontrollers of %s/%s: %w", dc.Namespace, dc.Name, err)
+	}
+	var owned []*corev1.ReplicationController
+	for i := range list.Items {
+		rc := &list.Items[i]
+		labelled := rc.Labels[dcv1.DeploymentConfigLabel] == dc.Name
+		ref := metav1.GetControllerOf(rc)
+		switch {
+		case ref != nil && ref.UID == dc.UID && (labelled || dc.DeletionTimestamp != nil):
+			owned = append(owned, rc)
+		case ref != nil && ref.UID == dc.UID:
+			if err := r.release(ctx, rc); err != nil {
+				return nil, err
+			}
+		case ref == nil && labelled && dc.DeletionTimestamp == nil:
+			adopted, err := r.adopt(ctx, dc, rc)
+			if err != nil {
+				return nil, err
+			}
+			if adopted {
+				owned = append(owned, rc)
+			}
+		}
+	}
+	deployment.SortByVersion(owned)
+	return owned, nil
+}
+
+// adopt makes the DeploymentConfig the controller of an orphan RC, after
+// checking with the API server (not the cache) that this DeploymentConfig
+// still exists: adopting for a deleted one would keep its RCs alive.
+func (r *DeploymentConfigReconciler) adopt(ctx context.Context, dc *dcv1.DeploymentConfig, rc *corev1.ReplicationController) (bool, error) {
+	fresh := &dcv1.DeploymentConfig{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(dc), fresh); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	if fresh.UID != dc.UID || fresh.DeletionTimestamp != nil {
+		return false, nil
+	}
+	patch := client.MergeFromWithOptions(rc.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	rc.OwnerReferences = append(rc.OwnerReferences, *metav1.NewControllerRef(dc, dcv1.GroupVersion.WithKind("DeploymentConfig")))
+	if err := r.Client.Patch(ctx, rc, patch); err != nil {
+		return false, fmt.Errorf("adopt replicationcontroller %s/%s: %w", rc.Namespace, rc.Name, client.IgnoreNotFound(err))
+	}
+	log.FromContext(ctx).Info("adopted replicationcontroller", "rc", rc.Name)
+	return true, nil
+}
+
+// release removes the DeploymentConfig's controller reference from an RC
+// that no longer carries its label.
+func (r *DeploymentConfigReconciler) release(ctx context.Context, rc *corev1.ReplicationController) error {
+	if err := releaseRC(ctx, r.Client, rc); err != nil {
+		return err
+	}
+	log.FromContext(ctx).Info("released replicationcontroller", "rc", rc.Name)
+	return nil
+}
+
+// releaseRC drops the controller reference of an RC.
+func releaseRC(ctx context.Context, c client.Client, rc *corev1.ReplicationController) error {
+	patch := client.MergeFromWithOptions(rc.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	var refs []metav1.OwnerReference
+	for _, ref := range rc.OwnerReferences {
+		if ref.Controller == nil || !*ref.Controller {
+			refs = append(refs, ref)
+		}
+	}
+	rc.OwnerReferences = refs
+	if err := c.Patch(ctx, rc, patch); err != nil {
+		return fmt.Errorf("release replicationcontroller %s/%s: %w", rc.Namespace, rc.Name, client.IgnoreNotFound(err))
+	}
+	return nil
+}
+
+// restoreLatestVersion raises latestVersion to the newest deployment found:
+// a DeploymentConfig deleted with its RCs orphaned and created again carries
+// on from where it was.
+func restoreLatestVersion(dc *dcv1.DeploymentConfig, rcs []*corev1.ReplicationController) {
+	for _, rc := range rcs {
+		if v := deployment.Version(rc); v > dc.Status.LatestVersion {
+			dc.Status.LatestVersion = v
+		}
+	}
+}
+
+func findVersion(rcs []*corev1.ReplicationController, version int64) *corev1.ReplicationController {
+	if version == 0 {
+		return nil
+	}
+	for _, rc := range rcs {
+		if deployment.Version(rc) == version {
+			return rc
+		}
+	}
+	return nil
+}
+
+// startDeployment creates the RC of latestVersion once every older
+// deployment has finished: it cancels the ones still running and waits for
+// them, so that two deployers never run at once. It returns the error of a
+// failed create, which the status reports.
+func (r *DeploymentConfigReconciler) startDeployment(ctx context.Context, dc *dcv1.DeploymentConfig, rcs []*corev1.ReplicationController) error {
+	running := 0
+	for _, rc := range rcs {
+		if deployment.IsTerminal(deployment.Phase(rc)) {
+			continue
+		}
+		running++
+		if deployment.IsCancelled(rc) {
+			continue
+		}
+		if err := cancelDeployment(ctx, r.Client, rc, dcv1.DeploymentCancelledNewerDeploymentExists); err != nil {
+			return fmt.Errorf("cancel %s: %w", rc.Name, err)
+		}
+		r.Recorder.Eventf(dc, rc, corev1.EventTypeNormal, EventDeploymentCancelled, "Cancel",
+			"Cancelled deployment %q superseded by version %d", rc.Name, dc.Status.LatestVersion)
+	}
+	if running > 0 {
+		r.Recorder.Eventf(dc, nil, corev1.EventTypeNormal, EventDeploymentAwaitingCancellation, "Wait",
+			"Deployment of version %d awaiting cancellation of older running deployments", dc.Status.LatestVersion)
+		return nil
+	}
+	if hasEmptyImage(dc.Spec.Template) {
+		log.FromContext(ctx).Info("not deploying a template with an empty image", "version", dc.Status.LatestVersion)
+		return nil
+	}
+	return r.createDeployment(ctx, dc)
+}
+
+func (r *DeploymentConfigReconciler) createDeployment(ctx context.Context, dc *dcv1.DeploymentConfig) error {
+	rc, err := deployment.New(dc)
+	if err != nil {
+		return err
+	}
+	err = r.Client.Create(ctx, rc)
+	if apierrors.IsAlreadyExists(err) {
+		return r.checkExisting(ctx, dc, rc.Name)
+	}
+	if err != nil {
+		r.Recorder.Eventf(dc, nil, corev1.EventTypeWarning, EventDeploymentCreationFailed, "Create",
+			"Couldn't deploy version %d: %v", dc.Status.LatestVersion, err)
+		return fmt.Errorf("create replicationcontroller %s/%s: %w", rc.Namespace, rc.Name, err)
+	}
+	r.Recorder.Eventf(dc, rc, corev1.EventTypeNormal, EventDeploymentCreated, "Create",
+		"Created new replication controller %q for version %d", rc.Name, dc.Status.LatestVersion)
+	return nil
+}
+
+// checkExisting accepts an RC of the right name that the cache has not
+// shown yet, and reports one that belongs to someone else.
+func (r *DeploymentConfigReconciler) checkExisting(ctx context.Context, dc *dcv1.DeploymentConfig, name string) error {
+	existing := &corev1.ReplicationController{}
+	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: dc.Namespace, Name: name}, existing); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if ref := metav1.GetControllerOf(existing); ref != nil && ref.UID != dc.UID {
+		err := fmt.Errorf("replication controller %q already exists and is controlled by %s %q", name, ref.Kind, ref.Name)
+		r.Recorder.Eventf(dc, existing, corev1.EventTypeWarning, EventDeploymentCreationFailed, "Create", "%v", err)
+		return err
+	}
+	return nil
+}
+
+// cancelDeployment marks a running deployment cancelled; its deployer
+// controller stops it.
+func cancelDeployment(ctx context.Context, c client.Client, rc *corev1.ReplicationController, reason string) error {
+	patch := client.MergeFrom(rc.DeepCopy())
+	if rc.Annotations == nil {
+		rc.Annotations = map[string]string{}
+	}
+	rc.Annotations[dcv1.DeploymentCancelledAnnotation] = "true"
+	rc.Annotations[dcv1.DeploymentStatusReasonAnnotation] = reason
+	return client.IgnoreNotFound(c.Patch(ctx, rc, patch))
+}
+
+// scaleDeployments runs when the latest deployment has finished: the newest
+// Complete deployment gets the desired replicas (none for a test
+// DeploymentConfig) and every other one none. When the latest rollout
+// failed this is the fall-back to the last good version; it also reverts
+// hand edits of an RC's replicas.
+func (r *DeploymentConfigReconciler) scaleDeployments(ctx context.Context, dc *dcv1.DeploymentConfig, rcs []*corev1.ReplicationController) error {
+	active := deployment.LatestComplete(rcs, nil)
+	for _, rc := range rcs {
+		want := int32(0)
+		if rc == active && !dc.Spec.Test {
+			want = dc.Spec.Replicas
+		}
+		have := deployment.Replicas(rc)
+		if have == want {
+			continue
+		}
+		patch := client.MergeFrom(rc.DeepCopy())
+		rc.Spec.Replicas = &want
+		if rc.Annotations == nil {
+			rc.Annotations = map[string]string{}
+		}
+		rc.Annotations[dcv1.DeploymentReplicasAnnotation] = strconv.Itoa(int(want))
+		if err := r.Client.Patch(ctx, rc, patch); err != nil {
+			return fmt.Errorf("scale replicationcontroller %s/%s to %d: %w", rc.Namespace, rc.Name, want, client.IgnoreNotFound(err))
+		}
+		r.Recorder.Eventf(dc, rc, corev1.EventTypeNormal, EventReplicationControllerScaled, "Scale",
+			"Scaled replication controller %q from %d to %d", rc.Name, have, want)
+	}
+	return nil
+}
+
+// pruneHistory deletes the oldest finished, scaled-down deployments beyond
+// revisionHistoryLimit, never the latest or the active one.
+func (r *DeploymentConfigReconciler) pruneHistory(ctx context.Context, dc *dcv1.DeploymentConfig, rcs []*corev1.ReplicationController) {
+	for _, rc := range prunable(dc, rcs) {
+		err := r.Client.Delete(ctx, rc, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		if err != nil && !apierrors.IsNotFound(err) {
+			r.Recorder.Eventf(dc, rc, corev1.EventTypeWarning, EventDeploymentCleanupFailed, "Delete",
+				"Couldn't clean up deployment %q: %v", rc.Name, err)
+		}
+	}
+}
+
+// prunable returns the deployments history cleanup deletes, oldest first.
+func prunable(dc *dcv1.DeploymentConfig, rcs []*corev1.ReplicationController) []*corev1.ReplicationController {
+	limit := int(dcv1.DefaultRevisionHistoryLimit)
+	if dc.Spec.RevisionHistoryLimit != nil {
+		limit = int(*dc.Spec.RevisionHistoryLimit)
+	}
+	active := deployment.LatestComplete(rcs, nil)
+	var candidates []*corev1.ReplicationController
+	for _, rc := range rcs {
+		if rc == active || deployment.Version(rc) >= dc.Status.LatestVersion {
+			continue
+		}
+		if !deployment.IsTerminal(deployment.Phase(rc)) || deployment.Replicas(rc) != 0 || rc.Status.Replicas != 0 {
+			continue
+		}
+		candidates = append(candidates, rc)
+	}
+	if len(candidates) <= limit {
+		return nil
+	}
+	return candidates[:len(candidates)-limit]
+}
+
+// writeStatus writes the status computed from the deployments when it
+// differs from what the DeploymentConfig had at the start of the sync.
+func (r *DeploymentConfigReconciler) writeStatus(ctx context.Context, dc *dcv1.DeploymentConfig, original *dcv1.DeploymentConfigStatus, rcs []*corev1.ReplicationController, createErr error) (reconcile.Result, error) {
+	dc.Status = computeStatus(dc, rcs, createErr, metav1.NewTime(r.Clock.Now()))
+	if apiequality.Semantic.DeepEqual(&dc.Status, original) {
+		return reconcile.Result{}, nil
+	}
+	if err := r.Client.Status().Update(ctx, dc); err != nil {
+		if apierrors.IsConflict(err) {
+			// A newer version of the object is on its way through the cache.
+			return reconcile.Result{Requeue: true}, nil
+		}
+		return reconcile.Result{}, fmt.Errorf("update status of %s/%s: %w", dc.Namespace, dc.Name, client.IgnoreNotFound(err))
+	}
+	return reconcile.Result{}, nil
+}

@@ -1,0 +1,275 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/deployment"
+)
+
+// Event reasons of the deployer controller.
+const (
+	EventRolloutCancelled   = "RolloutCancelled"
+	EventFailedCancellation = "FailedCancellation"
+	EventFailedCreate       = "FailedCreate"
+	EventDeploymentFailed   = "DeploymentFailed"
+)
+
+// Status reasons the deployer controller records on a failed deployment.
+const (
+	reasonDeployerPodGone       = "deployer pod no longer exists"
+	reasonDeployerPodNotCreated = "unable to create deployer pod"
+	reasonDeployerPodFailed     = "deployer pod failed"
+	reasonDeployerPodConflict   = "a pod named %q already exists and belongs to another deployment"
+)
+
+// podByDeployment indexes deployer and hook pods by their deployment (RC).
+const podByDeployment = "deployconfig.pod.byDeployment"
+
+// DeployerReconciler drives a deployment through New, Pending, Running and
+// Complete or Failed by running its deployer pod and following its phase.
+type DeployerReconciler struct {
+	Client    client.Client
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+	Clock     clock.PassiveClock
+	// DeployerImage is the image of deployer pods unless a strategy's
+	// customParams names another.
+	DeployerImage string
+	access        *deployerAccess
+}
+
+// Reconcile syncs one deployment.
+func (r *DeployerReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	rc := &corev1.ReplicationController{}
+	if err := r.Client.Get(ctx, req.NamespacedName, rc); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if rc.Labels[dcv1.DeploymentConfigLabel] == "" || rc.DeletionTimestamp != nil {
+		return reconcile.Result{}, nil
+	}
+	pod, err := r.deployerPod(ctx, rc)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	switch phase := deployment.Phase(rc); phase {
+	case dcv1.DeploymentPhaseNew:
+		return r.syncNew(ctx, rc, pod)
+	case dcv1.DeploymentPhasePending, dcv1.DeploymentPhaseRunning:
+		return reconcile.Result{}, r.syncActive(ctx, rc, pod)
+	default:
+		return reconcile.Result{}, r.syncTerminal(ctx, rc)
+	}
+}
+
+// deployerPod returns the deployment's deployer pod, or nil when there is none.
+func (r *DeployerReconciler) deployerPod(ctx context.Context, rc *corev1.ReplicationController) (*corev1.Pod, error) {
+	pod := &corev1.Pod{}
+	key := types.NamespacedName{Namespace: rc.Namespace, Name: deployment.DeployerPodName(rc.Name)}
+	if err := r.Client.Get(ctx, key, pod); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("get deployer pod %s: %w", key, err)
+	}
+	return pod, nil
+}
+
+func (r *DeployerReconciler) syncNew(ctx context.Context, rc *corev1.ReplicationController, pod *corev1.Pod) (reconcile.Result, error) {
+	if deployment.IsCancelled(rc) {
+		return reconcile.Result{}, r.finishCancel(ctx, rc)
+	}
+	if pod != nil {
+		if pod.Labels[dcv1.DeployerPodForDeploymentLabel] != rc.Name {
+			return reconcile.Result{}, r.fail(ctx, rc, fmt.Sprintf(reasonDeployerPodConflict, pod.Name))
+		}
+		// Created by an earlier sync whose phase write did not land.
+		return reconcile.Result{}, r.followPod(ctx, rc, pod)
+	}
+	dc, err := deployment.DecodeConfig(rc)
+	if err != nil {
+		return reconcile.Result{}, r.fail(ctx, rc, err.Error())
+	}
+	if _, ignore := dc.Annotations[dcv1.DeployerPodIgnoreAnnotation]; ignore {
+		return reconcile.Result{}, nil
+	}
+	timeout := strategyTimeout(dc)
+	if age := r.Clock.Since(rc.CreationTimestamp.Time); age > timeout {
+		return reconcile.Result{}, r.fail(ctx, rc, reasonDeployerPodNotCreated)
+	}
+	pod = deployerPod(rc, dc, r.DeployerImage)
+	if err := r.Client.Create(ctx, pod); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			// The cache is behind; the pod's event brings us back.
+			return reconcile.Result{}, nil
+		}
+		r.access.forget(rc.Namespace)
+		r.Recorder.Eventf(rc, nil, corev1.EventTypeWarning, EventFailedCreate, "Create", "Error creating deployer pod: %v", err)
+		// Retry until the strategy timeout fails the deployment.
+		return reconcile.Result{RequeueAfter: min(timeout, 10*time.Second)}, fmt.Errorf("create deployer pod for %s/%s: %w", rc.Namespace, rc.Name, err)
+	}
+	log.FromContext(ctx).Info("created deployer pod", "pod", pod.Name)
+	return reconcile.Result{}, r.setPhase(ctx, rc, dcv1.DeploymentPhasePending, "")
+}
+
+// syncActive follows a Pending or Running deployment's deployer pod.
+func (r *DeployerReconciler) syncActive(ctx context.Context, rc *corev1.ReplicationController, pod *corev1.Pod) error {
+	if deployment.IsCancelled(rc) {
+		return r.finishCancel(ctx, rc)
+	}
+	if pod == nil {
+		// The cache may not have seen a pod created moments ago; only the
+		// API server can say it is gone.
+		fresh := &corev1.Pod{}
+		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: rc.Namespace, Name: deployment.DeployerPodName(rc.Name)}, fresh)
+		if err == nil {
+			return nil
+		}
+		if !apierrors.IsNotFound(err) {
+			return err
+		}
+		return r.fail(ctx, rc, reasonDeployerPodGone)
+	}
+	if pod.Labels[dcv1.DeployerPodForDeploymentLabel] != rc.Name {
+		return r.fail(ctx, rc, fmt.Sprintf(reasonDeployerPodConflict, pod.Name))
+	}
+	return r.followPod(ctx, rc, pod)
+}
+
+// followPod moves the deployment to the phase its deployer pod is in.
+func (r *DeployerReconciler) followPod(ctx context.Context, rc *corev1.ReplicationController, pod *corev1.Pod) error {
+	switch pod.Status.Phase {
+	case corev1.PodRunning:
+		return r.setPhase(ctx, rc, dcv1.DeploymentPhaseRunning, "")
+	case corev1.PodSucceeded:
+		return r.setPhase(ctx, rc, dcv1.DeploymentPhaseComplete, "")
+	case corev1.PodFailed:
+		return r.fail(ctx, rc, podFailureReason(pod))
+	default:
+		return r.setPhase(ctx, rc, dcv1.DeploymentPhasePending, "")
+	}
+}
+
+// podFailureReason says why a deployer pod failed, from its status.
+func podFailureReason(pod *corev1.Pod) string {
+	if pod.Status.Reason == "DeadlineExceeded" {
+		return "deployer pod exceeded its active deadline"
+	}
+	for _, s := range pod.Status.ContainerStatuses {
+		if t := s.State.Terminated; t != nil && t.Message != "" {
+			return fmt.Sprintf("%s: %s", reasonDeployerPodFailed, t.Message)
+		}
+	}
+	return reasonDeployerPodFailed
+}
+
+// finishCancel stops a cancelled deployment: it deletes the deployer and
+// hook pods and, once they are gone, fails the deployment.
+func (r *DeployerReconciler) finishCancel(ctx context.Context, rc *corev1.ReplicationController) error {
+	pods := &corev1.PodList{}
+	if err := r.Client.List(ctx, pods, client.InNamespace(rc.Namespace), client.MatchingFields{podByDeployment: rc.Name}); err != nil {
+		return fmt.Errorf("list deployer pods of %s/%s: %w", rc.Namespace, rc.Name, err)
+	}
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if pod.DeletionTimestamp != nil {
+			continue
+		}
+		if err := r.Client.Delete(ctx, pod); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("delete pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
+	}
+	if len(pods.Items) > 0 {
+		// Their deletion events bring us back.
+		return nil
+	}
+	reason := rc.Annotations[dcv1.DeploymentStatusReasonAnnotation]
+	if reason == "" {
+		reason = dcv1.DeploymentCancelledByUser
+	}
+	if err := r.setPhase(ctx, rc, dcv1.DeploymentPhaseFailed, reason); err != nil {
+		return err
+	}
+	r.Recorder.Eventf(rc, nil, corev1.EventTypeNormal, EventRolloutCancelled, "Cancel", "Rollout for %q cancelled: %s", rc.Name, reason)
+	return nil
+}
+
+// syncTerminal tidies a finished deployment: a cancel that arrived after
+// success is dropped, and a test deployment is scaled to zero.
+func (r *DeployerReconciler) syncTerminal(ctx context.Context, rc *corev1.ReplicationController) error {
+	if deployment.Phase(rc) == dcv1.DeploymentPhaseComplete && deployment.IsCancelled(rc) {
+		patch := client.MergeFrom(rc.DeepCopy())
+		delete(rc.Annotations, dcv1.DeploymentCancelledAnnotation)
+		delete(rc.Annotations, dcv1.DeploymentStatusReasonAnnotation)
+		if err := r.Client.Patch(ctx, rc, patch); err != nil {
+			return fmt.Errorf("drop cancellation of %s/%s: %w", rc.Namespace, rc.Name, client.IgnoreNotFound(err))
+		}
+		r.Recorder.Eventf(rc, nil, corev1.EventTypeWarning, EventFailedCancellation, "Cancel", "Succeeded before cancel recorded")
+	}
+	dc, err := deployment.DecodeConfig(rc)
+	if err != nil || !dc.Spec.Test || deployment.Replicas(rc) == 0 {
+		return nil
+	}
+	patch := client.MergeFrom(rc.DeepCopy())
+	zero := int32(0)
+	rc.Spec.Replicas = &zero
+	rc.Annotations[dcv1.DeploymentReplicasAnnotation] = "0"
+	if err := r.Client.Patch(ctx, rc, patch); err != nil {
+		return fmt.Errorf("scale test deployment %s/%s to 0: %w", rc.Namespace, rc.Name, client.IgnoreNotFound(err))
+	}
+	return nil
+}
+
+// fail moves the deployment to Failed with a reason.
+func (r *DeployerReconciler) fail(ctx context.Context, rc *corev1.ReplicationController, reason string) error {
+	if err := r.setPhase(ctx, rc, dcv1.DeploymentPhaseFailed, reason); err != nil {
+		return err
+	}
+	r.Recorder.Eventf(rc, nil, corev1.EventTypeWarning, EventDeploymentFailed, "Deploy", "Deployment %q failed: %s", rc.Name, reason)
+	return nil
+}
+
+// setPhase writes a phase (and status reason) if the move is allowed; an
+// illegal move is never written.
+func (r *DeployerReconciler) setPhase(ctx context.Context, rc *corev1.ReplicationController, phase dcv1.DeploymentPhase, reason string) error {
+	current := deployment.Phase(rc)
+	if current == phase || !deployment.CanTransition(current, phase) {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(rc.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	if rc.Annotations == nil {
+		rc.Annotations = map[string]string{}
+	}
+	rc.Annotations[dcv1.DeploymentPhaseAnnotation] = string(phase)
+	if reason != "" {
+		rc.Annotations[dcv1.DeploymentStatusReasonAnnotation] = reason
+	}
+	if err := r.Client.Patch(ctx, rc, patch); err != nil {
+		return fmt.Errorf("set phase of %s/%s to %s: %w", rc.Namespace, rc.Name, phase, client.IgnoreNotFound(err))
+	}
+	log.FromContext(ctx).Info("deployment phase", "rc", rc.Name, "from", current, "to", phase, "reason", reason)
+	return nil
+}
+
+// strategyTimeout is how long a deployment may wait for its deployer pod.
+func strategyTimeout(dc *dcv1.DeploymentConfig) time.Duration {
+	seconds := dcv1.DefaultTimeoutSeconds
+	switch s := dc.Spec.Strategy; {
+	case s.Type == dcv1.DeploymentStrategyTypeRecreate && s.RecreateParams != nil && s.RecreateParams.TimeoutSeconds != nil:
+		seconds = *s.RecreateParams.TimeoutSeconds
+	case s.Type == dcv1.DeploymentStrategyTypeRolling && s.RollingParams != nil && s.RollingParams.TimeoutSeconds != nil:
+		seconds = *s.RollingParams.TimeoutSeconds
+	}
+	return time.Duration(seconds) * time.Second
+}

@@ -1,0 +1,247 @@
+// Package controller implements dc-controller: the DeploymentConfig
+// controller, which turns DeploymentConfigs into versioned deployments
+// (ReplicationControllers), and the deployer controller, which runs each
+// deployment's deployer pod and follows it to Complete or Failed.
+package controller
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+)
+
+// Options configure dc-controller.
+type Options struct {
+	// DeployerImage is the image of deployer pods.
+	DeployerImage string
+	// Workers is the number of concurrent syncs of each controller.
+	Workers int
+	// Namespaces limits the controller to these namespaces; empty means all.
+	Namespaces []string
+	// MetricsAddr and HealthAddr are where metrics and /healthz, /readyz are
+	// served; "0" turns a server off.
+	MetricsAddr string
+	HealthAddr  string
+	// LeaderElection makes replicas elect one active controller through a
+	// Lease in LeaderElectionNamespace.
+	LeaderElection          bool
+	LeaderElectionNamespace string
+	// Clock is the time source; nil means the real clock.
+	Clock clock.PassiveClock
+}
+
+// LeaderElectionID names the Lease replicas of dc-controller elect through.
+const LeaderElectionID = "dc-controller.deployconfig.io"
+
+// NewScheme returns a scheme with the Kubernetes and DeploymentConfig types.
+func NewScheme() (*runtime.Scheme, error) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := dcv1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	return scheme, nil
+}
+
+// NewManager returns a manager running both controllers, ready to Start.
+func NewManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
+	if opts.DeployerImage == "" {
+		return nil, fmt.Errorf("a deployer image is required")
+	}
+	if opts.Workers < 1 {
+		opts.Workers = 1
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	scheme, err := NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                        scheme,
+		Cache:                         cacheOptions(opts.Namespaces),
+		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
+		HealthProbeBindAddress:        opts.HealthAddr,
+		LeaderElection:                opts.LeaderElection,
+		LeaderElectionID:              LeaderElectionID,
+		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create manager: %w", err)
+	}
+	if err := setup(mgr, opts); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// cacheOptions keeps only what deployconfig owns in memory: RCs carrying the
+// DeploymentConfig label and pods carrying the deployer-pod label, so the
+// controller's memory follows the number of DeploymentConfigs, not the
+// size of the cluster.
+func cacheOptions(namespaces []string) cache.Options {
+	has := func(key string) labels.Selector {
+		req, err := labels.NewRequirement(key, selection.Exists, nil)
+		if err != nil {
+			// The keys are constants; a bad one is a programming error.
+			panic(err)
+		}
+		return labels.NewSelector().Add(*req)
+	}
+	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&corev1.ReplicationController{}: {Label: has(dcv1.DeploymentConfigLabel)},
+		&corev1.Pod{}:                   {Label: has(dcv1.DeployerPodForDeploymentLabel)},
+	}}
+	if len(namespaces) > 0 {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range namespaces {
+			opts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	return opts
+}
+
+func setup(mgr manager.Manager, opts Options) error {
+	ctx := context.Background()
+	indexer := mgr.GetFieldIndexer()
+	if err := indexer.IndexField(ctx, &corev1.ReplicationController{}, rcByDeploymentConfig, indexRCByDeploymentConfig); err != nil {
+		return fmt.Errorf("index replicationcontrollers: %w", err)
+	}
+	if err := indexer.IndexField(ctx, &corev1.Pod{}, podByDeployment, func(o client.Object) []string {
+		return []string{o.GetLabels()[dcv1.DeployerPodForDeploymentLabel]}
+	}); err != nil {
+		return fmt.Errorf("index pods: %w", err)
+	}
+
+	access := newDeployerAccess(mgr.GetClient())
+	recorder := mgr.GetEventRecorder("dc-controller")
+	workers := controller.Options{MaxConcurrentReconciles: opts.Workers}
+
+	dcReconciler := &DeploymentConfigReconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: opts.Clock, access: access,
+	}
+	err := ctrl.NewControllerManagedBy(mgr).
+		Named("deploymentconfig").
+		For(&dcv1.DeploymentConfig{}).
+		Watches(&corev1.ReplicationController{}, handler.EnqueueRequestsFromMapFunc(deploymentConfigsOfRC)).
+		WithOptions(workers).
+		Complete(dcReconciler)
+	if err != nil {
+		return fmt.Errorf("set up deploymentconfig controller: %w", err)
+	}
+
+	deployerReconciler := &DeployerReconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: opts.Clock,
+		DeployerImage: opts.DeployerImage, access: access,
+	}
+	err = ctrl.NewControllerManagedBy(mgr).
+		Named("deployer").
+		For(&corev1.ReplicationController{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(deploymentOfPod)).
+		WithOptions(workers).
+		Complete(deployerReconciler)
+	if err != nil {
+		return fmt.Errorf("set up deployer controller: %w", err)
+	}
+
+	err = ctrl.NewControllerManagedBy(mgr).
+		Named("release").
+		For(&corev1.ReplicationController{}, builder.WithPredicates(onlyDeletes())).
+		Complete(&releaseReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()})
+	if err != nil {
+		return fmt.Errorf("set up release controller: %w", err)
+	}
+
+	if err := metrics.Registry.Register(&metricsCollector{cache: mgr.GetCache(), clock: opts.Clock}); err != nil {
+		return fmt.Errorf("register metrics: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	return mgr.AddReadyzCheck("readyz", func(req *http.Request) error {
+		if !mgr.GetCache().WaitForCacheSync(req.Context()) {
+			return fmt.Errorf("caches are not synced")
+		}
+		return nil
+	})
+}
+
+// indexRCByDeploymentConfig returns the DeploymentConfigs an RC belongs to:
+// the one its label names and the one that controls it.
+func indexRCByDeploymentConfig(o client.Object) []string {
+	var names []string
+	if name := o.GetLabels()[dcv1.DeploymentConfigLabel]; name != "" {
+		names = append(names, name)
+	}
+	if ref := controllerName(o); ref != "" && (len(names) == 0 || names[0] != ref) {
+		names = append(names, ref)
+	}
+	return names
+}
+
+// deploymentConfigsOfRC maps an RC event to the DeploymentConfigs it
+// concerns.
+func deploymentConfigsOfRC(_ context.Context, o client.Object) []reconcile.Request {
+	var reqs []reconcile.Request
+	for _, name := range indexRCByDeploymentConfig(o) {
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}})
+	}
+	return reqs
+}
+
+// deploymentOfPod maps a deployer or hook pod event to its deployment.
+func deploymentOfPod(_ context.Context, o client.Object) []reconcile.Request {
+	name := o.GetLabels()[dcv1.DeployerPodForDeploymentLabel]
+	if name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+}
+
+func onlyDeletes() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		UpdateFunc:  func(event.UpdateEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return true },
+	}
+}
+
+// controllerName returns the name of the DeploymentConfig controlling
+// an object, or "".
+func controllerName(o client.Object) string {
+	for _, ref := range o.GetOwnerReferences() {
+		if ref.Controller != nil && *ref.Controller && ref.Kind == "DeploymentConfig" && ref.APIVersion == dcv1.GroupVersion.String() {
+			return ref.Name
+		}
+	}
+	return ""
+}

@@ -1,0 +1,104 @@
+package controller
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/deployment"
+)
+
+var (
+	completeRolloutsDesc = prometheus.NewDesc("deployconfig_complete_rollouts_total",
+		"Finished rollouts by outcome (available, failed, cancelled).", []string{"phase"}, nil)
+	activeRolloutsDesc = prometheus.NewDesc("deployconfig_active_rollouts_duration_seconds",
+		"How long each rollout still in progress has been running.", []string{"namespace", "name", "phase", "latest_version"}, nil)
+	lastFailedDesc = prometheus.NewDesc("deployconfig_last_failed_rollout_time",
+		"Creation time (Unix seconds) of each DeploymentConfig's latest rollout when it failed.", []string{"namespace", "name", "latest_version"}, nil)
+	strategyDesc = prometheus.NewDesc("deployconfig_strategy_total",
+		"DeploymentConfigs by strategy type.", []string{"type"}, nil)
+)
+
+// metricsCollector computes the rollout metrics from the controller's cache
+// at scrape time, so they are always consistent with the cluster and need
+// no bookkeeping in the reconcilers.
+type metricsCollector struct {
+	cache client.Reader
+	clock clock.PassiveClock
+}
+
+// Describe sends the metrics' descriptions.
+func (c *metricsCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{completeRolloutsDesc, activeRolloutsDesc, lastFailedDesc, strategyDesc} {
+		ch <- d
+	}
+}
+
+// Collect sends the metrics' current values.
+func (c *metricsCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c.collectStrategies(ctx, ch)
+	c.collectRollouts(ctx, ch)
+}
+
+func (c *metricsCollector) collectStrategies(ctx context.Context, ch chan<- prometheus.Metric) {
+	dcs := &dcv1.DeploymentConfigList{}
+	if err := c.cache.List(ctx, dcs); err != nil {
+		return
+	}
+	counts := map[string]int{}
+	for _, dc := range dcs.Items {
+		t := string(dc.Spec.Strategy.Type)
+		if t == "" {
+			t = string(dcv1.DeploymentStrategyTypeRolling)
+		}
+		counts[t]++
+	}
+	for t, n := range counts {
+		ch <- prometheus.MustNewConstMetric(strategyDesc, prometheus.GaugeValue, float64(n), t)
+	}
+}
+
+func (c *metricsCollector) collectRollouts(ctx context.Context, ch chan<- prometheus.Metric) {
+	rcs := &corev1.ReplicationControllerList{}
+	if err := c.cache.List(ctx, rcs); err != nil {
+		return
+	}
+	finished := map[string]int{"available": 0, "failed": 0, "cancelled": 0}
+	latest := map[string]*corev1.ReplicationController{}
+	for i := range rcs.Items {
+		rc := &rcs.Items[i]
+		dcKey := rc.Namespace + "/" + rc.Labels[dcv1.DeploymentConfigLabel]
+		if old := latest[dcKey]; old == nil || deployment.Version(rc) > deployment.Version(old) {
+			latest[dcKey] = rc
+		}
+		switch phase := deployment.Phase(rc); {
+		case phase == dcv1.DeploymentPhaseComplete:
+			finished["available"]++
+		case phase == dcv1.DeploymentPhaseFailed && deployment.IsCancelled(rc):
+			finished["cancelled"]++
+		case phase == dcv1.DeploymentPhaseFailed:
+			finished["failed"]++
+		default:
+			ch <- prometheus.MustNewConstMetric(activeRolloutsDesc, prometheus.GaugeValue,
+				c.clock.Since(rc.CreationTimestamp.Time).Seconds(),
+				rc.Namespace, rc.Labels[dcv1.DeploymentConfigLabel], string(phase), strconv.FormatInt(deployment.Version(rc), 10))
+		}
+	}
+	for phase, n := range finished {
+		ch <- prometheus.MustNewConstMetric(completeRolloutsDesc, prometheus.CounterValue, float64(n), phase)
+	}
+	for _, rc := range latest {
+		if deployment.Phase(rc) == dcv1.DeploymentPhaseFailed {
+			ch <- prometheus.MustNewConstMetric(lastFailedDesc, prometheus.GaugeValue, float64(rc.CreationTimestamp.Unix()),
+				rc.Namespace, rc.Labels[dcv1.DeploymentConfigLabel], strconv.FormatInt(deployment.Version(rc), 10))
+		}
+	}
+}

@@ -1,0 +1,154 @@
+package controller
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/deployment"
+)
+
+// computeStatus returns the status a DeploymentConfig should have given its
+// deployments, oldest first. It keeps latestVersion and details, which only
+// triggers and users change, and the conditions' timestamps where nothing
+// changed. createErr is the error of a failed attempt to create the latest
+// deployment in this sync, if any.
+func computeStatus(dc *dcv1.DeploymentConfig, rcs []*corev1.ReplicationController, createErr error, now metav1.Time) dcv1.DeploymentConfigStatus {
+	status := dcv1.DeploymentConfigStatus{
+		LatestVersion:      dc.Status.LatestVersion,
+		ObservedGeneration: max(dc.Status.ObservedGeneration, dc.Generation),
+		Selector:           dc.ScaleSelector(),
+		Details:            dc.Status.Details,
+		Conditions:         append([]dcv1.DeploymentCondition(nil), dc.Status.Conditions...),
+	}
+	var latest *corev1.ReplicationController
+	for _, rc := range rcs {
+		status.Replicas += rc.Status.Replicas
+		status.AvailableReplicas += rc.Status.AvailableReplicas
+		status.ReadyReplicas += rc.Status.ReadyReplicas
+		if deployment.Version(rc) == dc.Status.LatestVersion {
+			latest = rc
+		}
+	}
+	if latest != nil {
+		status.UpdatedReplicas = latest.Status.Replicas
+	}
+	status.UnavailableReplicas = max(0, status.Replicas-status.AvailableReplicas)
+
+	setCondition(&status, availableCondition(dc, status.AvailableReplicas), now)
+	if c := progressingCondition(dc, latest, createErr); c != nil {
+		setCondition(&status, *c, now)
+	}
+	return status
+}
+
+// availableCondition is True when at least replicas − maxUnavailable pods
+// (maxUnavailable only counts for Rolling) are available, and at least one.
+func availableCondition(dc *dcv1.DeploymentConfig, available int32) dcv1.DeploymentCondition {
+	minimum := dc.Spec.Replicas - maxUnavailable(dc)
+	if available > 0 && available >= minimum {
+		return dcv1.DeploymentCondition{Type: dcv1.DeploymentAvailable, Status: corev1.ConditionTrue,
+			Reason: dcv1.MinimumReplicasAvailableReason, Message: "Deployment config has minimum availability."}
+	}
+	return dcv1.DeploymentCondition{Type: dcv1.DeploymentAvailable, Status: corev1.ConditionFalse,
+		Reason: dcv1.MinimumReplicasUnavailableReason, Message: "Deployment config does not have minimum availability."}
+}
+
+// maxUnavailable returns how many pods of the desired count may be
+// unavailable: 0 except for Rolling, whose percentage rounds down.
+func maxUnavailable(dc *dcv1.DeploymentConfig) int32 {
+	p := dc.Spec.Strategy.RollingParams
+	if dc.Spec.Strategy.Type != dcv1.DeploymentStrategyTypeRolling || p == nil || p.MaxUnavailable == nil {
+		return 0
+	}
+	n, err := intstr.GetScaledValueFromIntOrPercent(p.MaxUnavailable, int(dc.Spec.Replicas), false)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return int32(min(n, int(dc.Spec.Replicas)))
+}
+
+// progressingCondition follows the latest deployment's phase. It returns nil
+// when there is nothing to say yet (no deployment and no error).
+func progressingCondition(dc *dcv1.DeploymentConfig, latest *corev1.ReplicationController, createErr error) *dcv1.DeploymentCondition {
+	cond := func(status corev1.ConditionStatus, reason, message string) *dcv1.DeploymentCondition {
+		return &dcv1.DeploymentCondition{Type: dcv1.DeploymentProgressing, Status: status, Reason: reason, Message: message}
+	}
+	if dc.Spec.Paused {
+		return cond(corev1.ConditionUnknown, dcv1.PausedConfigReason, "Deployment config is paused")
+	}
+	if createErr != nil {
+		return cond(corev1.ConditionFalse, dcv1.ReplicationControllerCreateErrorReason,
+			fmt.Sprintf("unable to create replication controller %s: %v", deployment.Name(dc.Name, dc.Status.LatestVersion), createErr))
+	}
+	if latest == nil {
+		if wasPaused(dc) {
+			return cond(corev1.ConditionUnknown, dcv1.ResumedConfigReason, "Deployment config is resumed")
+		}
+		return nil
+	}
+	name := latest.Name
+	switch phase := deployment.Phase(latest); phase {
+	case dcv1.DeploymentPhaseNew:
+		return cond(corev1.ConditionTrue, dcv1.NewReplicationControllerCreatedReason, fmt.Sprintf("replication controller %q is waiting for its deployer pod", name))
+	case dcv1.DeploymentPhasePending:
+		return cond(corev1.ConditionUnknown, dcv1.ReplicationControllerUpdatedReason, fmt.Sprintf("replication controller %q is waiting for its deployer pod to start", name))
+	case dcv1.DeploymentPhaseRunning:
+		return cond(corev1.ConditionTrue, dcv1.ReplicationControllerUpdatedReason, fmt.Sprintf("replication controller %q is progressing", name))
+	case dcv1.DeploymentPhaseComplete:
+		if wasPaused(dc) {
+			return cond(corev1.ConditionUnknown, dcv1.ResumedConfigReason, "Deployment config is resumed")
+		}
+		return cond(corev1.ConditionTrue, dcv1.NewReplicationControllerAvailableReason, fmt.Sprintf("replication controller %q successfully rolled out", name))
+	case dcv1.DeploymentPhaseFailed:
+		if deployment.IsCancelled(latest) {
+			return cond(corev1.ConditionFalse, dcv1.RolloutCancelledReason, fmt.Sprintf("rollout of replication controller %q was cancelled", name))
+		}
+		reason := latest.Annotations[dcv1.DeploymentStatusReasonAnnotation]
+		if reason == "" {
+			reason = "the rollout failed"
+		}
+		return cond(corev1.ConditionFalse, dcv1.ProgressDeadlineExceededReason, fmt.Sprintf("replication controller %q has failed progressing: %s", name, reason))
+	default:
+		return nil
+	}
+}
+
+// wasPaused reports whether the last Progressing condition said paused, so
+// that the first sync after a resume says resumed.
+func wasPaused(dc *dcv1.DeploymentConfig) bool {
+	c := findCondition(dc.Status.Conditions, dcv1.DeploymentProgressing)
+	return c != nil && c.Reason == dcv1.PausedConfigReason
+}
+
+func findCondition(conds []dcv1.DeploymentCondition, t dcv1.DeploymentConditionType) *dcv1.DeploymentCondition {
+	for i := range conds {
+		if conds[i].Type == t {
+			return &conds[i]
+		}
+	}
+	return nil
+}
+
+// setCondition adds or replaces a condition, moving lastTransitionTime only
+// when the status changes and lastUpdateTime only when something changes.
+func setCondition(status *dcv1.DeploymentConfigStatus, c dcv1.DeploymentCondition, now metav1.Time) {
+	old := findCondition(status.Conditions, c.Type)
+	if old == nil {
+		c.LastTransitionTime, c.LastUpdateTime = now, now
+		status.Conditions = append(status.Conditions, c)
+		return
+	}
+	if old.Status == c.Status && old.Reason == c.Reason && old.Message == c.Message {
+		return
+	}
+	c.LastTransitionTime = old.LastTransitionTime
+	if old.Status != c.Status {
+		c.LastTransitionTime = now
+	}
+	c.LastUpdateTime = now
+	*old = c
+}
