@@ -146,7 +146,9 @@ func TestConfigChangeDuringRolloutCancelsIt(t *testing.T) {
 	setPodPhase(t, ns, "web-1-deploy", corev1.PodRunning)
 	waitPhase(t, ns, "web-1", dcv1.DeploymentPhaseRunning)
 
-	updateDC(t, ns, "web", func(dc *dcv1.DeploymentConfig) { dc.Spec.Template.Spec.Containers[0].Image = "registry.example.com/web:2" })
+	updateDC(t, ns, "web", func(dc *dcv1.DeploymentConfig) {
+		dc.Spec.Template.Spec.Containers[0].Image = "registry.example.com/web:2"
+	})
 
 	old := waitPhase(t, ns, "web-1", dcv1.DeploymentPhaseFailed)
 	if !deployment.IsCancelled(old) || old.Annotations[dcv1.DeploymentStatusReasonAnnotation] != dcv1.DeploymentCancelledNewerDeploymentExists {
@@ -174,7 +176,9 @@ func TestVanishedDeployerPodFailsAndRestoresLastGoodVersion(t *testing.T) {
 	runDeployer(t, ns, "web-1", corev1.PodSucceeded)
 	waitRC(t, ns, "web-1", "3 replicas", func(rc *corev1.ReplicationController) bool { return deployment.Replicas(rc) == 3 })
 
-	updateDC(t, ns, "web", func(dc *dcv1.DeploymentConfig) { dc.Spec.Template.Spec.Containers[0].Image = "registry.example.com/web:2" })
+	updateDC(t, ns, "web", func(dc *dcv1.DeploymentConfig) {
+		dc.Spec.Template.Spec.Containers[0].Image = "registry.example.com/web:2"
+	})
 	waitPhase(t, ns, "web-2", dcv1.DeploymentPhasePending)
 	setPodPhase(t, ns, "web-2-deploy", corev1.PodRunning)
 	waitPhase(t, ns, "web-2", dcv1.DeploymentPhaseRunning)
