@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -350,3 +352,53 @@ func TestEmptyImageIsNeverDeployed(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestDeployerPodOfAnotherDeploymentFailsIt(t *testing.T) {
+	ns := newNamespace(t)
+	mustCreate(t, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-1-deploy", Labels: map[string]string{dcv1.DeployerPodForDeploymentLabel: "someone-else"}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "x", Image: "x"}}},
+	})
+	mustCreate(t, newDC(ns, "web", nil))
+	rc := waitPhase(t, ns, "web-1", dcv1.DeploymentPhaseFailed)
+	if got := rc.Annotations[dcv1.DeploymentStatusReasonAnnotation]; got != `a pod named "web-1-deploy" already exists and belongs to another deployment` {
+		t.Errorf("status reason = %q", got)
+	}
+}
+
+func TestDeployerPodThatCannotBeCreatedTimesOut(t *testing.T) {
+	ns := newNamespace(t)
+	// Deployer resources whose request exceeds their limit make every
+	// deployer pod invalid.
+	mustCreate(t, newDC(ns, "web", func(dc *dcv1.DeploymentConfig) {
+		dc.Spec.Strategy.RollingParams = &dcv1.RollingDeploymentStrategyParams{TimeoutSeconds: ptr(int64(2))}
+		dc.Spec.Strategy.Resources = corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")},
+			Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
+		}
+	}))
+	rc := waitPhase(t, ns, "web-1", dcv1.DeploymentPhaseFailed)
+	if got := rc.Annotations[dcv1.DeploymentStatusReasonAnnotation]; got != "unable to create deployer pod" {
+		t.Errorf("status reason = %q", got)
+	}
+	waitEvent(t, ns, "web-1", "FailedCreate")
+}
+
+func TestDeployerAccountIsCreatedInTheNamespace(t *testing.T) {
+	ns := newNamespace(t)
+	mustCreate(t, newDC(ns, "web", nil))
+	waitPod(t, ns, "web-1-deploy")
+	ctx := context.Background()
+	key := func(name string) client.ObjectKey { return client.ObjectKey{Namespace: ns, Name: name} }
+	if err := cluster.client.Get(ctx, key("deployer"), &corev1.ServiceAccount{}); err != nil {
+		t.Errorf("deployer service account: %v", err)
+	}
+	role := &rbacv1.Role{}
+	if err := cluster.client.Get(ctx, key("deployconfig-deployer"), role); err != nil {
+		t.Fatalf("deployer role: %v", err)
+	}
+	binding := &rbacv1.RoleBinding{}
+	if err := cluster.client.Get(ctx, key("deployconfig-deployer"), binding); err != nil || binding.Subjects[0].Name != "deployer" {
+		t.Errorf("deployer role binding: %v %+v", err, binding.Subjects)
+	}
+}

@@ -1,0 +1,15 @@
+// Package playground manages a local Kubernetes cluster for deployconfig's
+// playground (dc-local) and end-to-end tests: a real etcd, kube-apiserver,
+// kube-controller-manager and kube-scheduler started by kwokctl's binary
+// runtime from locally built binaries, with kwok playing the kubelet of a
+// few fake nodes.
+//
+// kwok makes ordinary pods Running and Ready at once, but leaves deployer
+// and hook pods (those labelled deployconfig.io/deployer-pod-for.name) bound
+// and Pending, for the playground to run itself; deleted pods of both kinds
+// go away.
+//
+// Cluster state lives in kwokctl's working directory
+// (~/.kwok/clusters/NAME unless KWOK_WORKDIR says otherwise), so kwokctl
+// itself can inspect or remove a playground cluster.
+package playground

@@ -1,0 +1,145 @@
+package e2e
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/deployconfig/deployconfig/internal/playground"
+)
+
+const (
+	// binEnv names the directory of the cluster binaries.
+	binEnv = "DC_BIN"
+	// defaultBin is binEnv's default, relative to this package.
+	defaultBin = "../../bin"
+	// crdDir holds the CRDs the suite installs.
+	crdDir = "../../config/crd/bases"
+	// samplesDir holds the samples the suite applies.
+	samplesDir = "../../config/samples"
+	// testNodes is the number of fake nodes of the suite's cluster.
+	testNodes = 3
+	// setupTimeout bounds creating the cluster and installing the CRDs.
+	setupTimeout = 3 * time.Minute
+	// teardownTimeout bounds removing the cluster.
+	teardownTimeout = 2 * time.Minute
+)
+
+// suite is the cluster the tests run against; TestMain sets it.
+var suite *environment
+
+// environment is what the tests need to reach the suite's cluster.
+type environment struct {
+	cluster *playground.Cluster
+	binDir  string
+}
+
+func TestMain(m *testing.M) {
+	if name := os.Getenv(reaperEnv); name != "" {
+		os.Exit(runReaper(name))
+	}
+	os.Exit(runSuite(m))
+}
+
+// runSuite creates the cluster, runs the tests and removes the cluster.
+func runSuite(m *testing.M) int {
+	o, err := suiteOptions()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		return 1
+	}
+	reaper, err := startReaper(o)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		return 1
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	teardown := teardownOnce(o, reaper)
+	defer teardown()
+	go teardownOnSignal(cancel, teardown)
+
+	start := time.Now()
+	if suite, err = setUp(ctx, o); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: setting up: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "e2e: cluster %s ready in %s (kubeconfig %s)\n",
+		o.Name, time.Since(start).Round(100*time.Millisecond), suite.cluster.Kubeconfig)
+	return m.Run()
+}
+
+// suiteOptions describes a cluster with a name of its own, so that runs
+// and a dc-local playground do not meet.
+func suiteOptions() (playground.Options, error) {
+	bin := os.Getenv(binEnv)
+	if bin == "" {
+		bin = defaultBin
+	}
+	bin, err := filepath.Abs(bin)
+	if err != nil {
+		return playground.Options{}, fmt.Errorf("resolving %s: %w", binEnv, err)
+	}
+	suffix := make([]byte, 3)
+	if _, err := rand.Read(suffix); err != nil {
+		return playground.Options{}, fmt.Errorf("naming the cluster: %w", err)
+	}
+	return playground.Options{
+		Name:   "dc-e2e-" + hex.EncodeToString(suffix),
+		BinDir: bin,
+		Nodes:  testNodes,
+		Log:    os.Stderr,
+	}, nil
+}
+
+// setUp creates the cluster and installs the CRDs.
+func setUp(ctx context.Context, o playground.Options) (*environment, error) {
+	ctx, cancel := context.WithTimeout(ctx, setupTimeout)
+	defer cancel()
+	cluster, err := playground.Create(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := cluster.InstallCRDs(ctx, crdDir); err != nil {
+		return nil, err
+	}
+	return &environment{cluster: cluster, binDir: o.BinDir}, nil
+}
+
+// teardownOnce returns a function that removes the cluster the first time
+// it is called, and tells the reaper it is done only when that worked.
+func teardownOnce(o playground.Options, r *reaper) func() {
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), teardownTimeout)
+			defer cancel()
+			if err := playground.Delete(ctx, o); err != nil {
+				fmt.Fprintf(os.Stderr, "e2e: removing cluster %s: %v (the watchdog will retry)\n", o.Name, err)
+				r.abandon()
+				return
+			}
+			r.release()
+		})
+	}
+}
+
+// teardownOnSignal removes the cluster and exits when the run is
+// interrupted; an in-flight setup is cancelled first.
+func teardownOnSignal(cancel context.CancelFunc, teardown func()) {
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	sig := <-signals
+	fmt.Fprintf(os.Stderr, "e2e: %v: removing the cluster\n", sig)
+	cancel()
+	teardown()
+	os.Exit(130)
+}
