@@ -7,17 +7,21 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/controller"
@@ -32,6 +36,19 @@ type controlPlane struct {
 	client     client.Client
 	kubeconfig string
 	kubectl    string
+	// metricsURL and healthURL are where the in-process controllers serve.
+	metricsURL string
+	healthURL  string
+}
+
+// freeAddress returns a loopback address with a port nobody listens on.
+func freeAddress() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
 }
 
 func TestMain(m *testing.M) {
@@ -39,6 +56,13 @@ func TestMain(m *testing.M) {
 }
 
 func runSuite(m *testing.M) int {
+	// Controller logs go to stderr with DC_TEST_LOGS=1; they drown test
+	// output otherwise.
+	if os.Getenv("DC_TEST_LOGS") != "" {
+		ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
+	} else {
+		ctrl.SetLogger(logr.Discard())
+	}
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
 		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run `make test-integration`, which builds bin/ and sets it")
@@ -124,11 +148,21 @@ func startControllers(admin *rest.Config) (func(), error) {
 		UserName: controllerIdentity,
 		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:deployconfig-system", "system:authenticated"},
 	}
+	metricsAddr, err := freeAddress()
+	if err != nil {
+		return nil, err
+	}
+	healthAddr, err := freeAddress()
+	if err != nil {
+		return nil, err
+	}
+	cluster.metricsURL = "http://" + metricsAddr + "/metrics"
+	cluster.healthURL = "http://" + healthAddr
 	mgr, err := controller.NewManager(cfg, controller.Options{
 		DeployerImage:           testDeployerImage,
 		Workers:                 2,
-		MetricsAddr:             "0",
-		HealthAddr:              "0",
+		MetricsAddr:             metricsAddr,
+		HealthAddr:              healthAddr,
 		LeaderElection:          true,
 		LeaderElectionNamespace: "deployconfig-system",
 	})
