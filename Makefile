@@ -7,7 +7,7 @@ export PATH := $(BIN):$(PATH)
 
 GO_PACKAGES := ./...
 # Unit tests: everything except the integration and end-to-end suites.
-UNIT_PACKAGES = $(shell go list ./... | grep -v /test/)
+UNIT_PACKAGES = $(shell go list ./... | grep -Ev "/test/(integration|e2e)")
 
 .PHONY: all
 all: build

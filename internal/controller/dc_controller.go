@@ -289,11 +289,25 @@ func cancelDeployment(ctx context.Context, c client.Client, rc *corev1.Replicati
 // hand edits of an RC's replicas.
 func (r *DeploymentConfigReconciler) scaleDeployments(ctx context.Context, dc *dcv1.DeploymentConfig, rcs []*corev1.ReplicationController) error {
 	active := deployment.LatestComplete(rcs, nil)
-	for _, rc := range rcs {
-		want := int32(0)
+	want := func(rc *corev1.ReplicationController) int32 {
 		if rc == active && !dc.Spec.Test {
-			want = dc.Spec.Replicas
+			return dc.Spec.Replicas
 		}
+		return 0
+	}
+	// Scale down before up, so that a fall-back never runs more pods than
+	// the rollout was allowed to.
+	ordered := make([]*corev1.ReplicationController, 0, len(rcs))
+	for _, rc := range rcs {
+		if rc != active {
+			ordered = append(ordered, rc)
+		}
+	}
+	if active != nil {
+		ordered = append(ordered, active)
+	}
+	for _, rc := range ordered {
+		want := want(rc)
 		have := deployment.Replicas(rc)
 		if have == want {
 			continue

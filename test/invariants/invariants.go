@@ -1,0 +1,336 @@
+// Package invariants watches a cluster while end-to-end tests and chaos runs
+// drive it, and reports every moment a DeploymentConfig rule is broken:
+//
+//   - per DeploymentConfig, at most one deployer pod that has not finished;
+//   - a deployment past New has only finished older deployments;
+//   - no deployer pod leaves a finished phase;
+//   - a Rolling rollout never runs more than desired + maxSurge pods;
+//   - no ReplicationController has an empty image;
+//   - every ReplicationController of a DeploymentConfig is controlled by it.
+//
+// Checks run on every watch event against the informers' stores, which
+// always hold a state the cluster was really in, so a violation is never a
+// false alarm from events arriving late.
+package invariants
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/yaml"
+
+	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/deployment"
+)
+
+// Violation is one broken rule, with the objects involved as YAML.
+type Violation struct {
+	Rule    string
+	Detail  string
+	Objects []string
+}
+
+func (v Violation) String() string {
+	return fmt.Sprintf("%s: %s\n%s", v.Rule, v.Detail, strings.Join(v.Objects, "---\n"))
+}
+
+// Checker watches one namespace (or all, when empty) and records violations.
+type Checker struct {
+	pods cache.Indexer
+	rcs  cache.Indexer
+	stop context.CancelFunc
+
+	mu         sync.Mutex
+	violations []Violation
+	seen       map[string]bool // rule+detail already reported
+	finished   map[types.UID]corev1.PodPhase
+}
+
+// Start begins watching and returns once the caches are synced.
+func Start(ctx context.Context, cfg *rest.Config, namespace string) (*Checker, error) {
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("invariants client: %w", err)
+	}
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(namespace))
+	podInformer := factory.Core().V1().Pods().Informer()
+	rcInformer := factory.Core().V1().ReplicationControllers().Informer()
+	runCtx, cancel := context.WithCancel(ctx)
+	c := newChecker(podInformer.GetIndexer(), rcInformer.GetIndexer())
+	c.stop = cancel
+	handler := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { c.observe(obj) },
+		UpdateFunc: func(_, obj any) { c.observe(obj) },
+	}
+	if _, err := podInformer.AddEventHandler(handler); err != nil {
+		cancel()
+		return nil, err
+	}
+	if _, err := rcInformer.AddEventHandler(handler); err != nil {
+		cancel()
+		return nil, err
+	}
+	factory.Start(runCtx.Done())
+	syncCtx, syncCancel := context.WithTimeout(runCtx, time.Minute)
+	defer syncCancel()
+	if !cache.WaitForCacheSync(syncCtx.Done(), podInformer.HasSynced, rcInformer.HasSynced) {
+		cancel()
+		return nil, fmt.Errorf("invariants: caches did not sync")
+	}
+	return c, nil
+}
+
+func newChecker(pods, rcs cache.Indexer) *Checker {
+	return &Checker{
+		pods:     pods,
+		rcs:      rcs,
+		stop:     func() {},
+		seen:     map[string]bool{},
+		finished: map[types.UID]corev1.PodPhase{},
+	}
+}
+
+// Stop ends the watch, runs the checks that only hold at rest and returns
+// every violation seen.
+func (c *Checker) Stop() []Violation {
+	c.stop()
+	c.checkOwners()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]Violation(nil), c.violations...)
+}
+
+// Err formats violations as one error, or nil when there are none.
+func Err(violations []Violation) error {
+	if len(violations) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d invariant violation(s):\n", len(violations))
+	for _, v := range violations {
+		b.WriteString(v.String())
+		b.WriteString("\n")
+	}
+	return fmt.Errorf("%s", b.String())
+}
+
+func (c *Checker) observe(obj any) {
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		c.checkPodPhase(o)
+		if rc := c.rcOfPod(o); rc != nil {
+			c.checkDeployers(rc.Namespace, rc.Labels[dcv1.DeploymentConfigLabel])
+		}
+		if dc := o.Labels[dcv1.DeploymentConfigSelectorLabel]; dc != "" {
+			c.checkSurge(o.Namespace, dc)
+		}
+	case *corev1.ReplicationController:
+		dc := o.Labels[dcv1.DeploymentConfigLabel]
+		if dc == "" {
+			return
+		}
+		c.checkImages(o)
+		c.checkOrder(o.Namespace, dc)
+		c.checkController(o)
+	}
+}
+
+// report records a violation once.
+func (c *Checker) report(rule, detail string, objects ...any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := rule + "\x00" + detail
+	if c.seen[key] {
+		return
+	}
+	c.seen[key] = true
+	v := Violation{Rule: rule, Detail: detail}
+	for _, o := range objects {
+		data, err := yaml.Marshal(o)
+		if err != nil {
+			data = []byte(err.Error())
+		}
+		v.Objects = append(v.Objects, string(data))
+	}
+	c.violations = append(c.violations, v)
+}
+
+func (c *Checker) rcOfPod(pod *corev1.Pod) *corev1.ReplicationController {
+	name := pod.Labels[dcv1.DeployerPodForDeploymentLabel]
+	if name == "" {
+		return nil
+	}
+	obj, ok, _ := c.rcs.GetByKey(pod.Namespace + "/" + name)
+	if !ok {
+		return nil
+	}
+	return obj.(*corev1.ReplicationController)
+}
+
+// deploymentsOf returns a DeploymentConfig's RCs from the store, oldest first.
+func (c *Checker) deploymentsOf(namespace, dc string) []*corev1.ReplicationController {
+	var rcs []*corev1.ReplicationController
+	for _, obj := range c.rcs.List() {
+		rc := obj.(*corev1.ReplicationController)
+		if rc.Namespace == namespace && rc.Labels[dcv1.DeploymentConfigLabel] == dc {
+			rcs = append(rcs, rc)
+		}
+	}
+	deployment.SortByVersion(rcs)
+	return rcs
+}
+
+func isDeployerPod(pod *corev1.Pod) bool {
+	_, deployer := pod.Labels[dcv1.DeployerPodForDeploymentLabel]
+	_, hook := pod.Labels[dcv1.DeployerPodTypeLabel]
+	return deployer && !hook
+}
+
+func podFinished(p corev1.PodPhase) bool {
+	return p == corev1.PodSucceeded || p == corev1.PodFailed
+}
+
+// checkPodPhase: a deployer pod never leaves Succeeded or Failed.
+func (c *Checker) checkPodPhase(pod *corev1.Pod) {
+	if !isDeployerPod(pod) {
+		return
+	}
+	c.mu.Lock()
+	before, wasFinished := c.finished[pod.UID]
+	if podFinished(pod.Status.Phase) && !wasFinished {
+		c.finished[pod.UID] = pod.Status.Phase
+	}
+	c.mu.Unlock()
+	if wasFinished && pod.Status.Phase != before {
+		c.report("deployer pod left a finished phase",
+			fmt.Sprintf("pod %s/%s went from %s to %s", pod.Namespace, pod.Name, before, pod.Status.Phase), pod)
+	}
+}
+
+// checkDeployers: at most one unfinished deployer pod per DeploymentConfig.
+func (c *Checker) checkDeployers(namespace, dc string) {
+	var running []any
+	var names []string
+	for _, rc := range c.deploymentsOf(namespace, dc) {
+		obj, ok, _ := c.pods.GetByKey(namespace + "/" + deployment.DeployerPodName(rc.Name))
+		if !ok {
+			continue
+		}
+		pod := obj.(*corev1.Pod)
+		if isDeployerPod(pod) && pod.Labels[dcv1.DeployerPodForDeploymentLabel] == rc.Name && !podFinished(pod.Status.Phase) {
+			running = append(running, pod)
+			names = append(names, pod.Name)
+		}
+	}
+	if len(running) > 1 {
+		c.report("two deployers at once", fmt.Sprintf("dc %s/%s has unfinished deployer pods %v", namespace, dc, names), running...)
+	}
+}
+
+// checkOrder: a deployment past New has only finished older deployments.
+func (c *Checker) checkOrder(namespace, dc string) {
+	rcs := c.deploymentsOf(namespace, dc)
+	for i, rc := range rcs {
+		if deployment.Phase(rc) == dcv1.DeploymentPhaseNew {
+			continue
+		}
+		for _, older := range rcs[:i] {
+			if !deployment.IsTerminal(deployment.Phase(older)) {
+				c.report("deployments out of order",
+					fmt.Sprintf("%s is %s while older %s is %s", rc.Name, deployment.Phase(rc), older.Name, deployment.Phase(older)), older, rc)
+			}
+		}
+	}
+}
+
+// checkImages: no RC runs a container without an image.
+func (c *Checker) checkImages(rc *corev1.ReplicationController) {
+	if rc.Spec.Template == nil {
+		return
+	}
+	for _, ctr := range append(append([]corev1.Container(nil), rc.Spec.Template.Spec.InitContainers...), rc.Spec.Template.Spec.Containers...) {
+		if strings.TrimSpace(ctr.Image) == "" {
+			c.report("empty image", fmt.Sprintf("rc %s/%s container %s has no image", rc.Namespace, rc.Name, ctr.Name), rc)
+		}
+	}
+}
+
+// checkController: an RC of a DeploymentConfig is controlled by nothing
+// else.
+func (c *Checker) checkController(rc *corev1.ReplicationController) {
+	for _, ref := range rc.OwnerReferences {
+		if ref.Controller == nil || !*ref.Controller {
+			continue
+		}
+		if ref.Kind != "DeploymentConfig" || ref.APIVersion != dcv1.GroupVersion.String() || ref.Name != rc.Labels[dcv1.DeploymentConfigLabel] {
+			c.report("foreign controller", fmt.Sprintf("rc %s/%s is controlled by %s %s", rc.Namespace, rc.Name, ref.Kind, ref.Name), rc)
+		}
+	}
+}
+
+// checkOwners runs at rest: every RC of a DeploymentConfig has a controller
+// reference to it.
+func (c *Checker) checkOwners() {
+	for _, obj := range c.rcs.List() {
+		rc := obj.(*corev1.ReplicationController)
+		dc := rc.Labels[dcv1.DeploymentConfigLabel]
+		if dc == "" || rc.DeletionTimestamp != nil {
+			continue
+		}
+		if ref := metav1.GetControllerOf(rc); ref == nil || ref.Kind != "DeploymentConfig" || ref.Name != dc {
+			c.report("rc without its controller", fmt.Sprintf("rc %s/%s of dc %s has controller %+v", rc.Namespace, rc.Name, dc, ref), rc)
+		}
+	}
+}
+
+// checkSurge: while a Rolling deployment is running over an older one, the
+// DeploymentConfig's live pods never exceed desired + maxSurge.
+func (c *Checker) checkSurge(namespace, dc string) {
+	rcs := c.deploymentsOf(namespace, dc)
+	var active *corev1.ReplicationController
+	for _, rc := range rcs {
+		if p := deployment.Phase(rc); p == dcv1.DeploymentPhaseRunning {
+			active = rc
+		}
+	}
+	if active == nil {
+		return
+	}
+	config, err := deployment.DecodeConfig(active)
+	if err != nil || config.Spec.Strategy.Type != dcv1.DeploymentStrategyTypeRolling || config.Spec.Strategy.RollingParams == nil {
+		return
+	}
+	desired, ok := deployment.DesiredReplicas(active)
+	if !ok {
+		return
+	}
+	surge, err := intstr.GetScaledValueFromIntOrPercent(config.Spec.Strategy.RollingParams.MaxSurge, int(desired), true)
+	if err != nil {
+		return
+	}
+	var live []string
+	for _, obj := range c.pods.List() {
+		pod := obj.(*corev1.Pod)
+		if pod.Namespace == namespace && pod.Labels[dcv1.DeploymentConfigSelectorLabel] == dc &&
+			pod.DeletionTimestamp == nil && !podFinished(pod.Status.Phase) {
+			live = append(live, pod.Name)
+		}
+	}
+	if limit := int(desired) + surge; len(live) > limit {
+		sort.Strings(live)
+		c.report("surge exceeded", fmt.Sprintf("dc %s/%s runs %d pods %v during %s, limit %d (desired %d + maxSurge %d)",
+			namespace, dc, len(live), live, active.Name, limit, desired, surge), active)
+	}
+}

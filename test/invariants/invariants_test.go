@@ -1,0 +1,154 @@
+package invariants
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/tools/cache"
+
+	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/deployment"
+)
+
+// world is a fake cluster state the checker looks at.
+type world struct {
+	t    *testing.T
+	c    *Checker
+	pods cache.Indexer
+	rcs  cache.Indexer
+	dc   *dcv1.DeploymentConfig
+}
+
+func newWorld(t *testing.T) *world {
+	pods := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	rcs := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	maxSurge := intstr.FromInt32(1)
+	dc := &dcv1.DeploymentConfig{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "dc"},
+		Spec: dcv1.DeploymentConfigSpec{
+			Replicas: 2,
+			Strategy: dcv1.DeploymentStrategy{RollingParams: &dcv1.RollingDeploymentStrategyParams{MaxSurge: &maxSurge}},
+			Template: &corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "img"}}},
+			},
+		},
+	}
+	dcv1.SetDefaults(dc)
+	return &world{t: t, c: newChecker(pods, rcs), pods: pods, rcs: rcs, dc: dc}
+}
+
+func (w *world) rc(version int64, phase dcv1.DeploymentPhase) *corev1.ReplicationController {
+	dc := w.dc.DeepCopy()
+	dc.Status.LatestVersion = version
+	rc, err := deployment.New(dc)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	rc.Annotations[dcv1.DeploymentPhaseAnnotation] = string(phase)
+	w.put(w.rcs, rc)
+	return rc
+}
+
+func (w *world) deployer(rc *corev1.ReplicationController, phase corev1.PodPhase) *corev1.Pod {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: deployment.DeployerPodName(rc.Name), UID: types.UID(rc.Name),
+			Labels: map[string]string{dcv1.DeployerPodForDeploymentLabel: rc.Name}},
+		Status: corev1.PodStatus{Phase: phase},
+	}
+	w.put(w.pods, pod)
+	return pod
+}
+
+func (w *world) appPod(name string) {
+	w.put(w.pods, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name,
+		Labels: map[string]string{dcv1.DeploymentConfigSelectorLabel: "web"}}, Status: corev1.PodStatus{Phase: corev1.PodRunning}})
+}
+
+func (w *world) put(store cache.Indexer, obj any) {
+	if err := store.Update(obj); err != nil {
+		w.t.Fatal(err)
+	}
+	w.c.observe(obj)
+}
+
+func (w *world) wantRules(rules ...string) {
+	w.t.Helper()
+	got := w.c.Stop()
+	if len(got) != len(rules) {
+		w.t.Fatalf("violations = %v, want rules %v", got, rules)
+	}
+	for i, v := range got {
+		if v.Rule != rules[i] || len(v.Objects) == 0 {
+			w.t.Errorf("violation %d = %q with %d objects, want %q", i, v.Rule, len(v.Objects), rules[i])
+		}
+	}
+}
+
+func TestHealthyRolloutHasNoViolations(t *testing.T) {
+	w := newWorld(t)
+	first := w.rc(1, dcv1.DeploymentPhaseComplete)
+	w.deployer(first, corev1.PodSucceeded)
+	second := w.rc(2, dcv1.DeploymentPhaseRunning)
+	w.deployer(second, corev1.PodRunning)
+	w.appPod("a")
+	w.appPod("b")
+	w.appPod("c") // desired 2 + maxSurge 1
+	w.wantRules()
+}
+
+func TestTwoDeployers(t *testing.T) {
+	w := newWorld(t)
+	w.deployer(w.rc(1, dcv1.DeploymentPhaseRunning), corev1.PodRunning)
+	w.deployer(w.rc(2, dcv1.DeploymentPhaseNew), corev1.PodPending)
+	w.wantRules("two deployers at once")
+}
+
+func TestOutOfOrder(t *testing.T) {
+	w := newWorld(t)
+	w.rc(1, dcv1.DeploymentPhaseRunning)
+	w.rc(2, dcv1.DeploymentPhasePending)
+	w.wantRules("deployments out of order")
+}
+
+func TestDeployerLeavesFinishedPhase(t *testing.T) {
+	w := newWorld(t)
+	rc := w.rc(1, dcv1.DeploymentPhaseComplete)
+	w.deployer(rc, corev1.PodSucceeded)
+	w.deployer(rc, corev1.PodRunning)
+	w.wantRules("deployer pod left a finished phase")
+}
+
+func TestSurgeExceeded(t *testing.T) {
+	w := newWorld(t)
+	w.rc(1, dcv1.DeploymentPhaseComplete)
+	w.rc(2, dcv1.DeploymentPhaseRunning)
+	for _, name := range []string{"a", "b", "c", "d"} {
+		w.appPod(name)
+	}
+	w.wantRules("surge exceeded")
+}
+
+func TestEmptyImageAndOwners(t *testing.T) {
+	w := newWorld(t)
+	w.dc.Spec.Template.Spec.Containers[0].Image = " "
+	rc := w.rc(1, dcv1.DeploymentPhaseNew)
+	orphan := rc.DeepCopy()
+	orphan.Name, orphan.OwnerReferences = "web-9", nil
+	w.put(w.rcs, orphan)
+	got := w.c.Stop()
+	var rules []string
+	for _, v := range got {
+		rules = append(rules, v.Rule)
+	}
+	if joined := strings.Join(rules, ","); !strings.Contains(joined, "empty image") || !strings.Contains(joined, "rc without its controller") {
+		t.Errorf("rules = %v", rules)
+	}
+	if err := Err(got); err == nil || !strings.Contains(err.Error(), "web-9") {
+		t.Errorf("Err() = %v, want it to name web-9", err)
+	}
+}
