@@ -47,11 +47,15 @@ lint: tools-codegen ## go vet, gofmt, and a check that generated code is current
 ##@ Tests
 
 .PHONY: test
-test: test-unit test-integration test-e2e ## Unit, integration and end-to-end tests.
+test: test-unit test-fuzz test-integration test-e2e ## Unit, fuzz, integration and end-to-end tests.
 
 .PHONY: test-unit
 test-unit:
 	go test -race -count=1 $(UNIT_PACKAGES)
+
+.PHONY: test-fuzz
+test-fuzz: ## Run every fuzz target briefly (FUZZTIME each, default 5s).
+	hack/fuzz.sh
 
 .PHONY: test-integration
 test-integration: tools-integration
