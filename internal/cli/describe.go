@@ -1,0 +1,289 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+
+	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/deployment"
+)
+
+func newDescribeCommand(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "describe NAME",
+		Short: "Show a DeploymentConfig in detail",
+		Long: `Show a DeploymentConfig in detail: its strategy and hooks, triggers, pod
+template, its latest three rollouts with their pod counts, and recent events.`,
+		Example:           `  kubectl dc describe web`,
+		Args:              nameArg("describe"),
+		ValidArgsFunction: a.completeDCName,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, _ := parseName(args[0])
+			return a.describe(cmd.Context(), name)
+		},
+	}
+}
+
+func (a *app) describe(ctx context.Context, name string) error {
+	c, err := a.clients()
+	if err != nil {
+		return err
+	}
+	dc, err := getDC(ctx, c, name)
+	if err != nil {
+		return err
+	}
+	rcs, err := listDeployments(ctx, c, dc)
+	if err != nil {
+		return err
+	}
+	pods := map[string]podCounts{}
+	for _, rc := range newest(rcs, statusDeployments) {
+		if pods[rc.Name], err = countPods(ctx, c, rc); err != nil {
+			return err
+		}
+	}
+	events, err := dcEvents(ctx, c, dc)
+	if err != nil {
+		return err
+	}
+	d := newDescriber(a.Streams.Out)
+	a.describeConfig(d, dc)
+	a.describeDeployments(d, dc, rcs, pods)
+	a.describeEvents(d, events)
+	return d.flush()
+}
+
+// describeConfig writes the DeploymentConfig itself, with every default
+// applied so that the reader sees the effective values.
+func (a *app) describeConfig(d *describer, dc *dcv1.DeploymentConfig) {
+	eff := dc.DeepCopy()
+	dcv1.SetDefaults(eff)
+	d.line(0, "Name", eff.Name)
+	d.line(0, "Namespace", eff.Namespace)
+	d.line(0, "Created", a.ago(eff.CreationTimestamp.Time))
+	d.line(0, "Labels", keyValues(eff.Labels))
+	d.line(0, "Annotations", keyValues(eff.Annotations))
+	d.linef(0, "Latest Version", "%d", eff.Status.LatestVersion)
+	d.line(0, "Selector", keyValues(eff.Spec.Selector))
+	d.linef(0, "Replicas", "%d", eff.Spec.Replicas)
+	if eff.Spec.Paused {
+		d.line(0, "Paused", "yes: no rollouts until 'kubectl dc rollout resume "+eff.Name+"'")
+	}
+	if eff.Spec.Test {
+		d.line(0, "Test", "yes: every rollout is scaled to 0 replicas when it ends")
+	}
+	if eff.Spec.MinReadySeconds > 0 {
+		d.linef(0, "Min Ready Seconds", "%d", eff.Spec.MinReadySeconds)
+	}
+	d.line(0, "Triggers", describeTriggers(eff.Spec.Triggers))
+	describeStrategy(d, &eff.Spec.Strategy)
+	d.podTemplate(0, eff.Spec.Template)
+}
+
+// describeTriggers lists triggers as oc does: "Config, Image(app:1, auto=true)".
+func describeTriggers(triggers []dcv1.DeploymentTriggerPolicy) string {
+	var out []string
+	for _, t := range triggers {
+		switch p := t.ImageChangeParams; {
+		case t.Type == dcv1.DeploymentTriggerOnConfigChange:
+			out = append(out, "Config")
+		case p != nil:
+			from := p.From.Name
+			if p.From.Kind != "DockerImage" {
+				from = p.From.Kind + " " + from
+			}
+			out = append(out, fmt.Sprintf("Image(%s, auto=%t)", from, p.Automatic))
+		}
+	}
+	if len(out) == 0 {
+		return "<none>: manual rollouts only"
+	}
+	return strings.Join(out, ", ")
+}
+
+func describeStrategy(d *describer, s *dcv1.DeploymentStrategy) {
+	d.line(0, "Strategy", string(s.Type))
+	if p := s.RollingParams; p != nil && s.Type == dcv1.DeploymentStrategyTypeRolling {
+		d.linef(1, "Update Period", "%ds", deref(p.UpdatePeriodSeconds))
+		d.linef(1, "Interval", "%ds", deref(p.IntervalSeconds))
+		d.linef(1, "Timeout", "%ds", deref(p.TimeoutSeconds))
+		d.line(1, "Max Surge", p.MaxSurge.String())
+		d.line(1, "Max Unavailable", p.MaxUnavailable.String())
+		describeHook(d, "Pre-deployment hook", p.Pre)
+		describeHook(d, "Post-deployment hook", p.Post)
+	}
+	if p := s.RecreateParams; p != nil && s.Type == dcv1.DeploymentStrategyTypeRecreate {
+		d.linef(1, "Timeout", "%ds", deref(p.TimeoutSeconds))
+		describeHook(d, "Pre-deployment hook", p.Pre)
+		describeHook(d, "Mid-deployment hook", p.Mid)
+		describeHook(d, "Post-deployment hook", p.Post)
+	}
+	if p := s.CustomParams; p != nil {
+		d.heading(1, "Custom deployer")
+		d.line(2, "Image", orNone(p.Image))
+		d.line(2, "Command", orNone(strings.Join(p.Command, " ")))
+		for _, e := range p.Environment {
+			d.line(2, "Env "+e.Name, envValue(e))
+		}
+	}
+	if s.ActiveDeadlineSeconds != nil {
+		d.linef(1, "Active Deadline", "%ds", *s.ActiveDeadlineSeconds)
+	}
+}
+
+func describeHook(d *describer, title string, h *dcv1.LifecycleHook) {
+	if h == nil {
+		return
+	}
+	d.heading(1, fmt.Sprintf("%s (failure policy: %s)", title, h.FailurePolicy))
+	if e := h.ExecNewPod; e != nil {
+		d.line(2, "Container", e.ContainerName)
+		d.line(2, "Command", strings.Join(e.Command, " "))
+		for _, env := range e.Env {
+			d.line(2, "Env "+env.Name, envValue(env))
+		}
+		if len(e.Volumes) > 0 {
+			d.line(2, "Volumes", strings.Join(e.Volumes, ", "))
+		}
+	}
+	for _, t := range h.TagImages {
+		d.line(2, "Tag Image", fmt.Sprintf("container %s to %s %s", t.ContainerName, t.To.Kind, t.To.Name))
+	}
+}
+
+// podCounts are a deployment's pods by phase.
+type podCounts struct {
+	running, waiting, succeeded, failed int
+}
+
+func countPods(ctx context.Context, c *Clients, rc *corev1.ReplicationController) (podCounts, error) {
+	var counts podCounts
+	selector := labels.SelectorFromSet(rc.Spec.Selector).String()
+	list, err := c.Kube.CoreV1().Pods(rc.Namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return counts, fmt.Errorf("list the pods of %s: %w", rc.Name, err)
+	}
+	for _, pod := range list.Items {
+		switch pod.Status.Phase {
+		case corev1.PodRunning:
+			counts.running++
+		case corev1.PodSucceeded:
+			counts.succeeded++
+		case corev1.PodFailed:
+			counts.failed++
+		default:
+			counts.waiting++
+		}
+	}
+	return counts, nil
+}
+
+func (a *app) describeDeployments(d *describer, dc *dcv1.DeploymentConfig, rcs []*corev1.ReplicationController, pods map[string]podCounts) {
+	if len(rcs) == 0 {
+		d.text(0, "")
+		d.line(0, "Latest Deployment", "<none>")
+		return
+	}
+	active := deployment.LatestComplete(rcs, nil)
+	for _, rc := range newest(rcs, statusDeployments) {
+		title := fmt.Sprintf("Deployment #%d", deployment.Version(rc))
+		switch {
+		case deployment.Version(rc) == dc.Status.LatestVersion:
+			title += " (latest)"
+		case active != nil && rc.Name == active.Name:
+			title += " (active)"
+		}
+		d.text(0, "")
+		d.heading(0, title)
+		d.line(1, "Name", rc.Name)
+		d.line(1, "Created", a.ago(rc.CreationTimestamp.Time))
+		d.line(1, "Status", statusWord(rc))
+		if reason := rc.Annotations[dcv1.DeploymentStatusReasonAnnotation]; reason != "" {
+			d.line(1, "Reason", reason)
+		}
+		wanted := deployment.Replicas(rc)
+		if desired, ok := deployment.DesiredReplicas(rc); ok && !deployment.IsTerminal(deployment.Phase(rc)) {
+			wanted = desired
+		}
+		d.linef(1, "Replicas", "%d current / %d desired", rc.Status.Replicas, wanted)
+		p := pods[rc.Name]
+		d.linef(1, "Pods Status", "%d Running / %d Waiting / %d Succeeded / %d Failed", p.running, p.waiting, p.succeeded, p.failed)
+	}
+}
+
+// dcEvents returns the DeploymentConfig's events, oldest first.
+func dcEvents(ctx context.Context, c *Clients, dc *dcv1.DeploymentConfig) ([]corev1.Event, error) {
+	selector := fields.Set{"involvedObject.kind": "DeploymentConfig", "involvedObject.name": dc.Name}.AsSelector().String()
+	list, err := c.Kube.CoreV1().Events(dc.Namespace).List(ctx, metav1.ListOptions{FieldSelector: selector})
+	if err != nil {
+		return nil, fmt.Errorf("list the events of deploymentconfig %q: %w", dc.Name, err)
+	}
+	var events []corev1.Event
+	for _, e := range list.Items {
+		// A server that ignores the field selector still gets the right
+		// answer.
+		if e.InvolvedObject.Kind == "DeploymentConfig" && e.InvolvedObject.Name == dc.Name {
+			events = append(events, e)
+		}
+	}
+	sort.SliceStable(events, func(i, j int) bool { return eventTime(events[i]).Before(eventTime(events[j])) })
+	return events, nil
+}
+
+// eventTime is when an event last happened.
+func eventTime(e corev1.Event) time.Time {
+	switch {
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	}
+	return e.CreationTimestamp.Time
+}
+
+func (a *app) describeEvents(d *describer, events []corev1.Event) {
+	d.text(0, "")
+	if len(events) == 0 {
+		d.line(0, "Events", "<none>")
+		return
+	}
+	d.heading(0, "Events")
+	d.text(1, "Type\tReason\tAge\tFrom\tMessage")
+	d.text(1, "----\t------\t---\t----\t-------")
+	for _, e := range events {
+		age := a.age(eventTime(e))
+		if e.Count > 1 && !e.FirstTimestamp.IsZero() {
+			age = fmt.Sprintf("%s (x%d over %s)", age, e.Count, a.age(e.FirstTimestamp.Time))
+		}
+		from := e.Source.Component
+		if from == "" {
+			from = e.ReportingController
+		}
+		d.text(1, fmt.Sprintf("%s\t%s\t%s\t%s\t%s", e.Type, e.Reason, age, from, strings.TrimSpace(e.Message)))
+	}
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "<none>"
+	}
+	return s
+}
