@@ -1,0 +1,197 @@
+// Package scaler scales a deployment's ReplicationController through its
+// scale subresource and waits, by watching, for the result: the pods to
+// exist, to be available, or to be gone.
+package scaler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+
+	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/deployer/observe"
+	"github.com/deployconfig/deployconfig/internal/deployment"
+)
+
+// ErrTimeout is wrapped by the errors of waits that ran out of time.
+var ErrTimeout = errors.New("timed out")
+
+// Scaler scales ReplicationControllers of one namespace and waits for them.
+type Scaler struct {
+	client    kubernetes.Interface
+	namespace string
+}
+
+// New returns a Scaler for the ReplicationControllers of namespace.
+func New(client kubernetes.Interface, namespace string) *Scaler {
+	return &Scaler{client: client, namespace: namespace}
+}
+
+// Get reads a ReplicationController.
+func (s *Scaler) Get(ctx context.Context, name string) (*corev1.ReplicationController, error) {
+	rc, err := s.client.CoreV1().ReplicationControllers(s.namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("get replicationcontroller %s/%s: %w", s.namespace, name, err)
+	}
+	return rc, nil
+}
+
+// Scale sets the RC's replicas to n through the scale subresource, records n
+// as the deployer's last replica count, and waits up to timeout for the RC
+// manager to have made (or removed) the pods. It returns the RC as last seen.
+func (s *Scaler) Scale(ctx context.Context, name string, n int32, timeout time.Duration) (*corev1.ReplicationController, error) {
+	if err := s.setScale(ctx, name, n); err != nil {
+		return nil, err
+	}
+	if err := s.recordReplicas(ctx, name, n); err != nil {
+		return nil, err
+	}
+	return s.WaitReplicas(ctx, name, n, timeout)
+}
+
+// setScale writes n into the RC's scale, retrying on conflicts with other
+// writers of the RC.
+func (s *Scaler) setScale(ctx context.Context, name string, n int32) error {
+	rcs := s.client.CoreV1().ReplicationControllers(s.namespace)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		scale, err := rcs.GetScale(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if scale.Spec.Replicas == n {
+			return nil
+		}
+		scale.Spec.Replicas = n
+		_, err = rcs.UpdateScale(ctx, name, scale, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("scale replicationcontroller %s/%s to %d: %w", s.namespace, name, n, err)
+	}
+	return nil
+}
+
+// recordReplicas keeps the last replica count the deployer set in the RC's
+// annotation, which the controller and the CLI read.
+func (s *Scaler) recordReplicas(ctx context.Context, name string, n int32) error {
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, dcv1.DeploymentReplicasAnnotation, strconv.Itoa(int(n)))
+	_, err := s.client.CoreV1().ReplicationControllers(s.namespace).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	if err != nil {
+		return fmt.Errorf("annotate replicationcontroller %s/%s with %d replicas: %w", s.namespace, name, n, err)
+	}
+	return nil
+}
+
+// WaitReplicas waits up to timeout until the RC manager has seen the RC's
+// current spec and its status counts n pods.
+func (s *Scaler) WaitReplicas(ctx context.Context, name string, n int32, timeout time.Duration) (*corev1.ReplicationController, error) {
+	rc, err := s.until(ctx, name, timeout, func(rc *corev1.ReplicationController) bool {
+		return observed(rc) && rc.Status.Replicas == n
+	})
+	if errors.Is(err, ErrTimeout) {
+		return rc, fmt.Errorf("replicationcontroller %s/%s did not reach %d replicas within %s: %w", s.namespace, name, n, timeout, err)
+	}
+	return rc, err
+}
+
+// WaitAvailable waits up to timeout until every replica of the RC is
+// available: ready for the RC's minReadySeconds, as the RC manager counts
+// them in status.availableReplicas.
+func (s *Scaler) WaitAvailable(ctx context.Context, name string, timeout time.Duration) (*corev1.ReplicationController, error) {
+	rc, err := s.until(ctx, name, timeout, func(rc *corev1.ReplicationController) bool {
+		return observed(rc) && rc.Status.AvailableReplicas >= deployment.Replicas(rc)
+	})
+	if errors.Is(err, ErrTimeout) {
+		// The wording is OpenShift's: users and their tooling grep for it.
+		return rc, fmt.Errorf("pods for rc '%s/%s' took longer than %.f seconds to become available", s.namespace, name, timeout.Seconds())
+	}
+	return rc, err
+}
+
+// WaitAvailableChange waits until the RC's availableReplicas differs from
+// available, or until deadline. Reaching the deadline is not an error: the
+// caller decides what no change means. It returns the RC as last seen.
+func (s *Scaler) WaitAvailableChange(ctx context.Context, name string, available int32, deadline time.Time) (*corev1.ReplicationController, error) {
+	rc, err := s.until(ctx, name, time.Until(deadline), func(rc *corev1.ReplicationController) bool {
+		return rc.Status.AvailableReplicas != available
+	})
+	if errors.Is(err, ErrTimeout) {
+		return s.Get(ctx, name)
+	}
+	return rc, err
+}
+
+// WaitPodsGone waits up to timeout until no pod matches the RC's selector:
+// the pods of a scaled-down RC have terminated and are deleted.
+func (s *Scaler) WaitPodsGone(ctx context.Context, rc *corev1.ReplicationController, timeout time.Duration) error {
+	if len(rc.Spec.Selector) == 0 {
+		return fmt.Errorf("replicationcontroller %s/%s has no selector", rc.Namespace, rc.Name)
+	}
+	pods := s.client.CoreV1().Pods(s.namespace)
+	list := func(ctx context.Context, opts metav1.ListOptions) ([]*corev1.Pod, string, error) {
+		l, err := pods.List(ctx, opts)
+		if err != nil {
+			return nil, "", fmt.Errorf("list the pods of replicationcontroller %s/%s: %w", rc.Namespace, rc.Name, err)
+		}
+		items := make([]*corev1.Pod, len(l.Items))
+		for i := range l.Items {
+			items[i] = &l.Items[i]
+		}
+		return items, l.ResourceVersion, nil
+	}
+	tctx, cancel := context.WithTimeoutCause(ctx, timeout, ErrTimeout)
+	defer cancel()
+	err := observe.Collection(tctx, labels.SelectorFromSet(rc.Spec.Selector), list, pods.Watch,
+		func(set map[string]*corev1.Pod) (bool, error) { return len(set) == 0, nil })
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(tctx), ErrTimeout) {
+		return fmt.Errorf("pods of replicationcontroller %s/%s still exist after %s: %w", rc.Namespace, rc.Name, timeout, ErrTimeout)
+	}
+	return err
+}
+
+// until watches the RC until cond holds, for at most timeout. When the time
+// runs out the error wraps ErrTimeout and the RC is the last one seen.
+func (s *Scaler) until(ctx context.Context, name string, timeout time.Duration, cond func(*corev1.ReplicationController) bool) (*corev1.ReplicationController, error) {
+	rcs := s.client.CoreV1().ReplicationControllers(s.namespace)
+	var last *corev1.ReplicationController
+	get := func(ctx context.Context) (*corev1.ReplicationController, error) {
+		rc, err := rcs.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("get replicationcontroller %s/%s: %w", s.namespace, name, err)
+		}
+		return rc, nil
+	}
+	watchFn := func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+		return rcs.Watch(ctx, opts)
+	}
+	check := func(rc *corev1.ReplicationController) (bool, error) {
+		last = rc
+		return cond(rc), nil
+	}
+	tctx, cancel := context.WithTimeoutCause(ctx, timeout, ErrTimeout)
+	defer cancel()
+	rc, err := observe.Object(tctx, name, get, watchFn, check)
+	if err == nil {
+		return rc, nil
+	}
+	if ctx.Err() == nil && errors.Is(context.Cause(tctx), ErrTimeout) {
+		return last, fmt.Errorf("replicationcontroller %s/%s: %w", s.namespace, name, ErrTimeout)
+	}
+	return last, err
+}
+
+// observed reports whether the RC manager has acted on the RC's current
+// spec, so that its status counts are about that spec and not an older one.
+func observed(rc *corev1.ReplicationController) bool {
+	return rc.Status.ObservedGeneration >= rc.Generation
+}

@@ -1,0 +1,186 @@
+package scaler
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+
+	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	fc "github.com/deployconfig/deployconfig/internal/deployer/fakecluster"
+)
+
+const ns = "shop"
+
+func testRC(name string, replicas int32) *corev1.ReplicationController {
+	return &corev1.ReplicationController{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Annotations: map[string]string{}},
+		Spec: corev1.ReplicationControllerSpec{
+			Replicas: ptr.To(replicas),
+			Selector: map[string]string{"deployment": name},
+		},
+		Status: corev1.ReplicationControllerStatus{Replicas: replicas, AvailableReplicas: replicas},
+	}
+}
+
+func podOf(rc, name string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"deployment": rc}}}
+}
+
+func newCluster(t *testing.T, opts fc.Options, objects ...runtime.Object) (*fc.Cluster, *Scaler) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	c := fc.New(ctx, opts, objects...)
+	t.Cleanup(func() { cancel(); c.Wait() })
+	return c, New(c.Client, ns)
+}
+
+func TestScale(t *testing.T) {
+	tests := []struct {
+		name     string
+		from, to int32
+	}{
+		{"up", 0, 3},
+		{"down", 3, 1},
+		{"to zero", 2, 0},
+		{"unchanged", 2, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, s := newCluster(t, fc.Options{}, testRC("web-1", tt.from))
+			rc, err := s.Scale(t.Context(), "web-1", tt.to, time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if *rc.Spec.Replicas != tt.to || rc.Status.Replicas != tt.to {
+				t.Errorf("spec %d status %d, want %d", *rc.Spec.Replicas, rc.Status.Replicas, tt.to)
+			}
+			got, err := s.Get(t.Context(), "web-1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a := got.Annotations[dcv1.DeploymentReplicasAnnotation]; a != strconv.Itoa(int(tt.to)) {
+				t.Errorf("replicas annotation %q, want %d", a, tt.to)
+			}
+		})
+	}
+}
+
+func TestWaitTimeouts(t *testing.T) {
+	stale := testRC("web-1", 2)
+	stale.Generation, stale.Status.ObservedGeneration = 3, 2
+	unavailable := testRC("web-2", 2)
+	unavailable.Status.AvailableReplicas = 1
+	tests := []struct {
+		name    string
+		wait    func(s *Scaler) error
+		wantErr string
+	}{
+		{
+			name: "replicas: the RC manager has not seen the spec",
+			wait: func(s *Scaler) error {
+				_, err := s.WaitReplicas(t.Context(), "web-1", 2, 50*time.Millisecond)
+				return err
+			},
+			wantErr: "replicationcontroller shop/web-1 did not reach 2 replicas within 50ms",
+		},
+		{
+			name: "availability",
+			wait: func(s *Scaler) error {
+				_, err := s.WaitAvailable(t.Context(), "web-2", time.Second)
+				return err
+			},
+			wantErr: "pods for rc 'shop/web-2' took longer than 1 seconds to become available",
+		},
+		{
+			name: "pods gone",
+			wait: func(s *Scaler) error {
+				return s.WaitPodsGone(t.Context(), testRC("web-2", 0), 50*time.Millisecond)
+			},
+			wantErr: "pods of replicationcontroller shop/web-2 still exist after 50ms",
+		},
+		{
+			name: "missing RC",
+			wait: func(s *Scaler) error {
+				_, err := s.WaitAvailable(t.Context(), "web-9", time.Second)
+				return err
+			},
+			wantErr: `get replicationcontroller shop/web-9: replicationcontrollers "web-9" not found`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, s := newCluster(t, fc.Options{}, stale, unavailable, podOf("web-2", "web-2-a"))
+			err := tt.wait(s)
+			if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
+				t.Fatalf("err = %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestWaitAvailableLater(t *testing.T) {
+	c, s := newCluster(t, fc.Options{NeverAvailable: []string{"web-1"}}, testRC("web-1", 0))
+	if _, err := s.Scale(t.Context(), "web-1", 2, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		_ = c.SetAvailable("web-1", 1)
+		time.Sleep(50 * time.Millisecond)
+		_ = c.SetAvailable("web-1", 2)
+	}()
+	rc, err := s.WaitAvailable(t.Context(), "web-1", 5*time.Second)
+	if err != nil || rc.Status.AvailableReplicas != 2 {
+		t.Fatalf("got %v, %v", rc, err)
+	}
+}
+
+func TestWaitAvailableChange(t *testing.T) {
+	c, s := newCluster(t, fc.Options{}, testRC("web-1", 2))
+	start := time.Now()
+	rc, err := s.WaitAvailableChange(t.Context(), "web-1", 2, start.Add(100*time.Millisecond))
+	if err != nil || rc.Status.AvailableReplicas != 2 {
+		t.Fatalf("at the deadline: got %v, %v; want the RC and no error", rc, err)
+	}
+	if time.Since(start) < 100*time.Millisecond {
+		t.Errorf("returned after %s, before the deadline", time.Since(start))
+	}
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		_ = c.SetAvailable("web-1", 1)
+	}()
+	rc, err = s.WaitAvailableChange(t.Context(), "web-1", 2, time.Now().Add(5*time.Second))
+	if err != nil || rc.Status.AvailableReplicas != 1 {
+		t.Fatalf("after a change: got %v, %v", rc, err)
+	}
+}
+
+func TestWaitPodsGone(t *testing.T) {
+	c, s := newCluster(t, fc.Options{}, testRC("web-1", 2), podOf("web-1", "a"), podOf("web-1", "b"), podOf("web-2", "other"))
+	go func() {
+		for _, name := range []string{"a", "b"} {
+			time.Sleep(20 * time.Millisecond)
+			_ = c.Client.CoreV1().Pods(ns).Delete(context.Background(), name, metav1.DeleteOptions{})
+		}
+	}()
+	if err := s.WaitPodsGone(t.Context(), testRC("web-1", 0), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WaitPodsGone(t.Context(), &corev1.ReplicationController{}, time.Second); err == nil {
+		t.Error("an RC without a selector: want an error")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	err := s.WaitPodsGone(ctx, testRC("web-2", 0), time.Second)
+	if !errors.Is(err, context.Canceled) || errors.Is(err, ErrTimeout) {
+		t.Errorf("cancelled: err = %v, want context.Canceled and no timeout", err)
+	}
+}
