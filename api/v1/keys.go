@@ -61,6 +61,16 @@ const (
 	DeploymentCancelledNewerDeploymentExists = "newer deployment was found running"
 )
 
+// Environment variables that tell deployer, hook and custom strategy
+// containers which deployment they work on. The OPENSHIFT_ names keep
+// scripts written for OpenShift working.
+const (
+	EnvDeploymentName               = "DC_DEPLOYMENT_NAME"
+	EnvDeploymentNamespace          = "DC_DEPLOYMENT_NAMESPACE"
+	EnvOpenShiftDeploymentName      = "OPENSHIFT_DEPLOYMENT_NAME"
+	EnvOpenShiftDeploymentNamespace = "OPENSHIFT_DEPLOYMENT_NAMESPACE"
+)
+
 // DeploymentPhase is the state of one deployment (ReplicationController).
 type DeploymentPhase string
 

@@ -28,7 +28,7 @@ func deployerPod(rc *corev1.ReplicationController, dc *dcv1.DeploymentConfig, im
 		Name:      deployerContainer,
 		Image:     image,
 		Command:   deployerCommand,
-		Env:       deployerEnv(rc),
+		Env:       deployment.Env(rc),
 		Resources: strategy.Resources,
 		SecurityContext: &corev1.SecurityContext{
 			AllowPrivilegeEscalation: ptr(false),
@@ -78,17 +78,6 @@ func deployerPod(rc *corev1.ReplicationController, dc *dcv1.DeploymentConfig, im
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			},
 		},
-	}
-}
-
-// deployerEnv tells the deployer which deployment to run. The OPENSHIFT_
-// names are kept for hook and custom scripts written for OpenShift.
-func deployerEnv(rc *corev1.ReplicationController) []corev1.EnvVar {
-	return []corev1.EnvVar{
-		{Name: "DC_DEPLOYMENT_NAME", Value: rc.Name},
-		{Name: "DC_DEPLOYMENT_NAMESPACE", Value: rc.Namespace},
-		{Name: "OPENSHIFT_DEPLOYMENT_NAME", Value: rc.Name},
-		{Name: "OPENSHIFT_DEPLOYMENT_NAMESPACE", Value: rc.Namespace},
 	}
 }
 

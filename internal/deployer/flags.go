@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/deployconfig/deployconfig/internal/deployer/hook"
+	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 )
 
 // Flags are dc-deploy's own command-line flags. The binary and the local pod
@@ -20,8 +20,8 @@ type Flags struct {
 
 // AddFlags registers the flags on fs.
 func (f *Flags) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&f.Name, "deployment", "", "the deployment (ReplicationController) to carry out (default $"+hook.EnvDeploymentName+")")
-	fs.StringVar(&f.Namespace, "namespace", "", "the deployment's namespace (default $"+hook.EnvDeploymentNamespace+")")
+	fs.StringVar(&f.Name, "deployment", "", "the deployment (ReplicationController) to carry out (default $"+dcv1.EnvDeploymentName+")")
+	fs.StringVar(&f.Namespace, "namespace", "", "the deployment's namespace (default $"+dcv1.EnvDeploymentNamespace+")")
 	fs.StringVar(&f.Until, "until", "", "stop early: start, pre, mid, or a percentage from 0% to 100%")
 }
 
@@ -31,8 +31,8 @@ func (f *Flags) AddFlags(fs *pflag.FlagSet) {
 // Out, the client and the logger are the caller's to fill in.
 func (f *Flags) Options(getenv func(string) string) Options {
 	return Options{
-		Namespace: firstSet(f.Namespace, getenv(hook.EnvDeploymentNamespace), getenv(hook.EnvOpenShiftDeploymentNamespace)),
-		Name:      firstSet(f.Name, getenv(hook.EnvDeploymentName), getenv(hook.EnvOpenShiftDeploymentName)),
+		Namespace: firstSet(f.Namespace, getenv(dcv1.EnvDeploymentNamespace), getenv(dcv1.EnvOpenShiftDeploymentNamespace)),
+		Name:      firstSet(f.Name, getenv(dcv1.EnvDeploymentName), getenv(dcv1.EnvOpenShiftDeploymentName)),
 		Until:     f.Until,
 	}
 }

@@ -190,6 +190,17 @@ func New(dc *dcv1.DeploymentConfig) (*corev1.ReplicationController, error) {
 	}, nil
 }
 
+// Env returns the environment variables that name the deployment, set in
+// its deployer, hook and custom strategy containers.
+func Env(rc *corev1.ReplicationController) []corev1.EnvVar {
+	return []corev1.EnvVar{
+		{Name: dcv1.EnvDeploymentName, Value: rc.Name},
+		{Name: dcv1.EnvDeploymentNamespace, Value: rc.Namespace},
+		{Name: dcv1.EnvOpenShiftDeploymentName, Value: rc.Name},
+		{Name: dcv1.EnvOpenShiftDeploymentNamespace, Value: rc.Namespace},
+	}
+}
+
 // SortByVersion sorts deployments oldest first.
 func SortByVersion(rcs []*corev1.ReplicationController) {
 	sort.SliceStable(rcs, func(i, j int) bool { return Version(rcs[i]) < Version(rcs[j]) })

@@ -30,15 +30,6 @@ const ContainerName = "lifecycle"
 // its rollout is cancelled, and a cancel should take effect promptly.
 const terminationGracePeriod int64 = 10
 
-// Deployment environment variables every hook and deployer container gets.
-// The OPENSHIFT_ names keep hook scripts written for OpenShift working.
-const (
-	EnvDeploymentName               = "DC_DEPLOYMENT_NAME"
-	EnvDeploymentNamespace          = "DC_DEPLOYMENT_NAMESPACE"
-	EnvOpenShiftDeploymentName      = "OPENSHIFT_DEPLOYMENT_NAME"
-	EnvOpenShiftDeploymentNamespace = "OPENSHIFT_DEPLOYMENT_NAMESPACE"
-)
-
 // ActiveDeadline returns what is left, in whole seconds, of the rollout's
 // time budget that ends at deadline, for a hook pod's activeDeadlineSeconds.
 // It fails when less than a second is left (the API refuses 0).
@@ -156,12 +147,7 @@ func restartPolicy(policy dcv1.LifecycleHookFailurePolicy) corev1.RestartPolicy 
 // $(VAR) references keep their order), then the deployment variables, which
 // nothing overrides.
 func mergeEnv(base, hook []corev1.EnvVar, rc *corev1.ReplicationController) []corev1.EnvVar {
-	deploymentEnv := []corev1.EnvVar{
-		{Name: EnvDeploymentName, Value: rc.Name},
-		{Name: EnvDeploymentNamespace, Value: rc.Namespace},
-		{Name: EnvOpenShiftDeploymentName, Value: rc.Name},
-		{Name: EnvOpenShiftDeploymentNamespace, Value: rc.Namespace},
-	}
+	deploymentEnv := deployment.Env(rc)
 	reserved := map[string]bool{}
 	for _, v := range deploymentEnv {
 		reserved[v.Name] = true
