@@ -47,6 +47,11 @@ const (
 	// JSON, at the deployment's creation.
 	EncodedDeploymentConfigAnnotation = KeyPrefix + "encoded-deployment-config"
 
+	// DeployerPodCreateFailingSinceAnnotation records when the controller
+	// first failed to create a deployment's deployer pod; after the
+	// strategy's timeout the deployment fails.
+	DeployerPodCreateFailingSinceAnnotation = KeyPrefix + "deployer-pod.create-failing-since"
+
 	// DeployerPodIgnoreAnnotation on a DeploymentConfig makes the controller
 	// create its ReplicationControllers but never a deployer pod.
 	DeployerPodIgnoreAnnotation = KeyPrefix + "deployer-pod.ignore"

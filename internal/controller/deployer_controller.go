@@ -94,8 +94,21 @@ func (r *DeployerReconciler) syncNew(ctx context.Context, rc *corev1.Replication
 		if pod.Labels[dcv1.DeployerPodForDeploymentLabel] != rc.Name {
 			return reconcile.Result{}, r.fail(ctx, rc, fmt.Sprintf(reasonDeployerPodConflict, pod.Name))
 		}
-		// Created by an earlier sync whose phase write did not land.
-		return reconcile.Result{}, r.followPod(ctx, rc, pod)
+		if !podFinished(pod) {
+			// Created by an earlier sync whose phase write did not land.
+			return reconcile.Result{}, r.followPod(ctx, rc, pod)
+		}
+		// A finished pod in New is either from the attempt before a user's
+		// retry, which the retry deleted and the cache has yet to drop, or
+		// an earlier sync's pod that finished before its phase was written.
+		fresh := &corev1.Pod{}
+		err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(pod), fresh)
+		if err == nil && fresh.UID == pod.UID {
+			return reconcile.Result{}, r.followPod(ctx, rc, fresh)
+		}
+		if client.IgnoreNotFound(err) != nil {
+			return reconcile.Result{}, err
+		}
 	}
 	dc, err := deployment.DecodeConfig(rc)
 	if err != nil {
@@ -104,23 +117,40 @@ func (r *DeployerReconciler) syncNew(ctx context.Context, rc *corev1.Replication
 	if _, ignore := dc.Annotations[dcv1.DeployerPodIgnoreAnnotation]; ignore {
 		return reconcile.Result{}, nil
 	}
-	timeout := strategyTimeout(dc)
-	if age := r.Clock.Since(rc.CreationTimestamp.Time); age > timeout {
-		return reconcile.Result{}, r.fail(ctx, rc, reasonDeployerPodNotCreated)
-	}
 	pod = deployerPod(rc, dc, r.DeployerImage)
-	if err := r.Client.Create(ctx, pod); err != nil {
-		if apierrors.IsAlreadyExists(err) {
-			// The cache is behind; the pod's event brings us back.
-			return reconcile.Result{}, nil
-		}
-		r.access.forget(rc.Namespace)
-		r.Recorder.Eventf(rc, nil, corev1.EventTypeWarning, EventFailedCreate, "Create", "Error creating deployer pod: %v", err)
-		// Retry until the strategy timeout fails the deployment.
-		return reconcile.Result{RequeueAfter: min(timeout, 10*time.Second)}, fmt.Errorf("create deployer pod for %s/%s: %w", rc.Namespace, rc.Name, err)
+	err = r.Client.Create(ctx, pod)
+	if apierrors.IsAlreadyExists(err) {
+		// The cache is behind; the pod's event brings us back.
+		return reconcile.Result{}, nil
+	}
+	if err != nil {
+		return r.createFailed(ctx, rc, dc, err)
 	}
 	log.FromContext(ctx).Info("created deployer pod", "pod", pod.Name)
 	return reconcile.Result{}, r.setPhase(ctx, rc, dcv1.DeploymentPhasePending, "")
+}
+
+// createFailed retries a deployer pod that could not be created until the
+// strategy's timeout, counted from the first failure (recorded on the RC so
+// that a controller restart or a user's retry counts afresh), has passed.
+func (r *DeployerReconciler) createFailed(ctx context.Context, rc *corev1.ReplicationController, dc *dcv1.DeploymentConfig, createErr error) (reconcile.Result, error) {
+	r.access.forget(rc.Namespace)
+	r.Recorder.Eventf(rc, nil, corev1.EventTypeWarning, EventFailedCreate, "Create", "Error creating deployer pod: %v", createErr)
+	timeout := strategyTimeout(dc)
+	since, err := time.Parse(time.RFC3339, rc.Annotations[dcv1.DeployerPodCreateFailingSinceAnnotation])
+	if err != nil {
+		patch := client.MergeFrom(rc.DeepCopy())
+		rc.Annotations[dcv1.DeployerPodCreateFailingSinceAnnotation] = r.Clock.Now().UTC().Format(time.RFC3339)
+		if err := r.Client.Patch(ctx, rc, patch); err != nil {
+			return reconcile.Result{}, fmt.Errorf("record deployer pod failure of %s/%s: %w", rc.Namespace, rc.Name, client.IgnoreNotFound(err))
+		}
+		since = r.Clock.Now()
+	}
+	if r.Clock.Since(since) > timeout {
+		return reconcile.Result{}, r.fail(ctx, rc, reasonDeployerPodNotCreated)
+	}
+	log.FromContext(ctx).Error(createErr, "create deployer pod", "rc", rc.Name)
+	return reconcile.Result{RequeueAfter: min(timeout, 5*time.Second)}, nil
 }
 
 // syncActive follows a Pending or Running deployment's deployer pod.
@@ -159,6 +189,10 @@ func (r *DeployerReconciler) followPod(ctx context.Context, rc *corev1.Replicati
 	default:
 		return r.setPhase(ctx, rc, dcv1.DeploymentPhasePending, "")
 	}
+}
+
+func podFinished(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 }
 
 // podFailureReason says why a deployer pod failed, from its status.
@@ -252,6 +286,7 @@ func (r *DeployerReconciler) setPhase(ctx context.Context, rc *corev1.Replicatio
 		rc.Annotations = map[string]string{}
 	}
 	rc.Annotations[dcv1.DeploymentPhaseAnnotation] = string(phase)
+	delete(rc.Annotations, dcv1.DeployerPodCreateFailingSinceAnnotation)
 	if reason != "" {
 		rc.Annotations[dcv1.DeploymentStatusReasonAnnotation] = reason
 	}
