@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/deployconfig/deployconfig/internal/controller"
+	"github.com/deployconfig/deployconfig/internal/imagetrigger"
 )
 
 // defaultDeployerImage is the image that ships dc-deploy.
@@ -42,6 +43,7 @@ func run() error {
 	fs.IntVar(&burst, "kube-api-burst", 30, "Client burst to the API server.")
 	fs.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", "Address of the metrics endpoint; 0 turns it off.")
 	fs.StringVar(&opts.HealthAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; 0 turns them off.")
+	fs.DurationVar(&opts.ImagePollInterval, "image-poll-interval", imagetrigger.DefaultPollInterval, "How often each registry tag an ImageChange trigger watches is looked up (jittered; backs off from failing registries).")
 	fs.BoolVar(&opts.LeaderElection, "leader-elect", false, "Elect one active replica through a Lease.")
 	fs.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the pod's namespace).")
 	zapOpts := zap.Options{}

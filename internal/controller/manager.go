@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -32,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/imagetrigger"
 )
 
 // Options configure dc-controller.
@@ -52,6 +54,9 @@ type Options struct {
 	LeaderElectionNamespace string
 	// Clock is the time source; nil means the real clock.
 	Clock clock.PassiveClock
+	// ImagePollInterval is how often the image-trigger controller looks up
+	// each watched registry tag; zero means imagetrigger.DefaultPollInterval.
+	ImagePollInterval time.Duration
 }
 
 // LeaderElectionID names the Lease replicas of dc-controller elect through.
@@ -178,6 +183,10 @@ func setup(mgr manager.Manager, opts Options) error {
 		Complete(&releaseReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()})
 	if err != nil {
 		return fmt.Errorf("set up release controller: %w", err)
+	}
+
+	if err := imagetrigger.Setup(mgr, imagetrigger.Options{PollInterval: opts.ImagePollInterval, Workers: opts.Workers}); err != nil {
+		return err
 	}
 
 	if err := metrics.Registry.Register(&metricsCollector{cache: mgr.GetCache(), clock: opts.Clock}); err != nil {

@@ -15,7 +15,7 @@ import (
 // The controller's own permissions. controller-gen turns these markers into
 // config/rbac/role.yaml; docs/security.md says why each rule exists.
 //
-// +kubebuilder:rbac:groups=apps.deployconfig.io,resources=deploymentconfigs,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps.deployconfig.io,resources=deploymentconfigs,verbs=get;list;watch;update
 // +kubebuilder:rbac:groups=apps.deployconfig.io,resources=deploymentconfigs/status,verbs=get;update
 // +kubebuilder:rbac:groups=apps.deployconfig.io,resources=deploymentconfigs/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=replicationcontrollers,verbs=get;list;watch;create;update;patch;delete
@@ -24,7 +24,8 @@ import (
 // +kubebuilder:rbac:groups="",resources=pods/log,verbs=get
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=create
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;create
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=create
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=deployconfig-system
 

@@ -161,6 +161,7 @@ func startControllers(admin *rest.Config) (func(), error) {
 	mgr, err := controller.NewManager(cfg, controller.Options{
 		DeployerImage:           testDeployerImage,
 		Workers:                 2,
+		ImagePollInterval:       imagePollInterval,
 		MetricsAddr:             metricsAddr,
 		HealthAddr:              healthAddr,
 		LeaderElection:          true,
