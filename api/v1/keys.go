@@ -52,6 +52,18 @@ const (
 	// strategy's timeout the deployment fails.
 	DeployerPodCreateFailingSinceAnnotation = KeyPrefix + "deployer-pod.create-failing-since"
 
+	// ImageTriggerRequestAnnotation, set by a client (`kubectl dc rollout
+	// latest`) to a token of its choice, asks the image-trigger controller to
+	// resolve every DockerImage trigger now, automatic or not, and write the
+	// images they resolve to. Triggers with automatic: false resolve only so.
+	ImageTriggerRequestAnnotation = KeyPrefix + "image-trigger-request"
+	// ImageTriggerResponseAnnotation holds the token of the last request the
+	// controller answered, written with the resolved images.
+	ImageTriggerResponseAnnotation = KeyPrefix + "image-trigger-response"
+	// ImageTriggerErrorAnnotation is written with the response when the
+	// request failed (and no image was written for it); it says why.
+	ImageTriggerErrorAnnotation = KeyPrefix + "image-trigger-error"
+
 	// DeployerPodIgnoreAnnotation on a DeploymentConfig makes the controller
 	// create its ReplicationControllers but never a deployer pod.
 	DeployerPodIgnoreAnnotation = KeyPrefix + "deployer-pod.ignore"
@@ -91,6 +103,12 @@ const (
 	// DeploymentPhaseFailed means the rollout failed or was cancelled.
 	DeploymentPhaseFailed DeploymentPhase = "Failed"
 )
+
+// ImageTriggerFailure is True while an ImageChange trigger cannot be
+// resolved (registry unreachable, credentials refused, tag missing); it
+// turns False once every trigger resolves again, and is only present once
+// something went wrong.
+const ImageTriggerFailure DeploymentConditionType = "ImageTriggerFailure"
 
 // Reasons of the Progressing and Available conditions.
 const (

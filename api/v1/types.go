@@ -309,6 +309,11 @@ type ExecNewPodHook struct {
 }
 
 // TagImageHook copies the image of a deployed container to another tag.
+//
+// The pattern is registry.TaggedReferencePattern; a test keeps them equal.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.to.kind) && self.to.kind == 'DockerImage'",message="must be DockerImage: tagImages copies the image to a tag of a registry",fieldPath=".to.kind"
+// +kubebuilder:validation:XValidation:rule="has(self.to.name) && self.to.name.matches('^(?:(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:[.][a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)+(?::[0-9]+)?|[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?:[0-9]+|localhost)/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*:[a-zA-Z0-9_][a-zA-Z0-9_.-]{0,127}$')",message="must be a tagged image reference, e.g. registry.example.com/team/app:prod",fieldPath=".to.name"
 type TagImageHook struct {
 	// ContainerName is the template container whose image is copied.
 	// +kubebuilder:validation:MinLength=1
@@ -319,8 +324,7 @@ type TagImageHook struct {
 	To corev1.ObjectReference `json:"to"`
 }
 
-// DeploymentTriggerType names a trigger.
-// +kubebuilder:validation:Enum=ConfigChange;ImageChange
+// DeploymentTriggerType names a trigger, or the cause of a deployment.
 type DeploymentTriggerType string
 
 const (
@@ -337,6 +341,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.type != 'ImageChange' || has(self.imageChangeParams)",message="imageChangeParams is required for an ImageChange trigger",fieldPath=".imageChangeParams"
 type DeploymentTriggerPolicy struct {
 	// Type is ConfigChange or ImageChange.
+	// +kubebuilder:validation:Enum=ConfigChange;ImageChange
 	Type DeploymentTriggerType `json:"type"`
 
 	// ImageChangeParams are the parameters of an ImageChange trigger.
@@ -368,6 +373,8 @@ type DeploymentTriggerImageChangeParams struct {
 }
 
 // ImageTriggerSource names the image an ImageChange trigger watches.
+//
+// +kubebuilder:validation:XValidation:rule="self.kind != 'DockerImage' || self.name.matches('^(?:(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:[.][a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)+(?::[0-9]+)?|[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?:[0-9]+|localhost)/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*:[a-zA-Z0-9_][a-zA-Z0-9_.-]{0,127}$')",message="must be a tagged image reference, e.g. registry.example.com/team/app:1",fieldPath=".name"
 type ImageTriggerSource struct {
 	// Kind is DockerImage, or ImageStreamTag in a manifest converted from
 	// OpenShift.
@@ -380,6 +387,7 @@ type ImageTriggerSource struct {
 
 	// Name is the image reference, e.g. registry.example.com/app:1.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
 	Name string `json:"name"`
 }
 
@@ -447,7 +455,9 @@ type DeploymentDetails struct {
 
 // DeploymentCause is one trigger that made a deployment.
 type DeploymentCause struct {
-	// Type is the trigger's type.
+	// Type is ConfigChange, ImageChange, or Manual for a rollout a user
+	// asked for.
+	// +kubebuilder:validation:Enum=ConfigChange;ImageChange;Manual
 	Type DeploymentTriggerType `json:"type"`
 
 	// ImageTrigger names the image of an ImageChange cause.

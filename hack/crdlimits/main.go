@@ -21,6 +21,8 @@ const (
 	maxContainers = 64
 	maxNameLength = 63
 	maxLabels     = 64
+	// maxReferenceLength bounds image references (registry/repo:tag).
+	maxReferenceLength = 512
 )
 
 func main() {
@@ -72,6 +74,17 @@ func limitTemplate(spec any) error {
 			return fmt.Errorf("no template.spec.%s[].name in the schema", list)
 		}
 		name["maxLength"] = maxNameLength
+	}
+	// tagImages targets are corev1.ObjectReferences too: bound their
+	// names so the reference-pattern rule fits the budget.
+	for _, hook := range [][2]string{{"rollingParams", "pre"}, {"rollingParams", "post"},
+		{"recreateParams", "pre"}, {"recreateParams", "mid"}, {"recreateParams", "post"}} {
+		name, ok := lookup(spec, "strategy", "properties", hook[0], "properties", hook[1], "properties",
+			"tagImages", "items", "properties", "to", "properties", "name").(map[string]any)
+		if !ok {
+			return fmt.Errorf("no strategy.%s.%s.tagImages[].to.name in the schema", hook[0], hook[1])
+		}
+		name["maxLength"] = maxReferenceLength
 	}
 	for _, m := range []any{
 		lookup(spec, "template", "properties", "metadata", "properties", "labels"),

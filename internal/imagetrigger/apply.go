@@ -52,7 +52,7 @@ type outcome struct {
 	err     error
 }
 
-// answer is the reply to a "resolve now" request (TriggerRequestAnnotation).
+// answer is the reply to a "resolve now" request (dcv1.ImageTriggerRequestAnnotation).
 type answer struct {
 	token string
 	// err is why the request failed; then none of its images is written.
@@ -134,15 +134,15 @@ func setImages(template *corev1.PodTemplateSpec, names []string, image string) [
 // answerRequest replaces a pending request with its answer, if the request
 // is still the one answered. It reports whether it changed anything.
 func answerRequest(dc *dcv1.DeploymentConfig, ans *answer) bool {
-	if dc.Annotations[TriggerRequestAnnotation] != ans.token {
+	if dc.Annotations[dcv1.ImageTriggerRequestAnnotation] != ans.token {
 		return false
 	}
-	delete(dc.Annotations, TriggerRequestAnnotation)
-	dc.Annotations[TriggerResponseAnnotation] = ans.token
+	delete(dc.Annotations, dcv1.ImageTriggerRequestAnnotation)
+	dc.Annotations[dcv1.ImageTriggerResponseAnnotation] = ans.token
 	if ans.err != nil {
-		dc.Annotations[TriggerErrorAnnotation] = truncate(ans.err.Error())
+		dc.Annotations[dcv1.ImageTriggerErrorAnnotation] = truncate(ans.err.Error())
 	} else {
-		delete(dc.Annotations, TriggerErrorAnnotation)
+		delete(dc.Annotations, dcv1.ImageTriggerErrorAnnotation)
 	}
 	return true
 }

@@ -141,13 +141,13 @@ func TestApply(t *testing.T) {
 		},
 		{
 			name: "a manual trigger is written on a request", dc: testDC(params(false, "web")), image: appV1,
-			mutate: func(dc *dcv1.DeploymentConfig) { dc.Annotations = map[string]string{TriggerRequestAnnotation: "t1"} },
+			mutate: func(dc *dcv1.DeploymentConfig) { dc.Annotations = map[string]string{dcv1.ImageTriggerRequestAnnotation: "t1"} },
 			ans:    &answer{token: "t1"}, wantChanged: true,
 			wantImages: []string{"init=busybox", "web=" + appV1, "sidecar=proxy:1"}, wantLast: []string{appV1}, wantChanges: 1,
 		},
 		{
 			name: "a failed request writes no manual trigger", dc: testDC(params(false, "web")), image: appV1, err: errors.New("unauthorized"),
-			mutate: func(dc *dcv1.DeploymentConfig) { dc.Annotations = map[string]string{TriggerRequestAnnotation: "t1"} },
+			mutate: func(dc *dcv1.DeploymentConfig) { dc.Annotations = map[string]string{dcv1.ImageTriggerRequestAnnotation: "t1"} },
 			ans:    &answer{token: "t1", err: errors.New("unauthorized")}, wantChanged: true,
 			wantImages: []string{"init=busybox", "web=" + appTag, "sidecar=proxy:1"}, wantLast: []string{""},
 		},
@@ -197,23 +197,23 @@ func TestAnswerRequest(t *testing.T) {
 	}{
 		{
 			name:        "success",
-			annotations: map[string]string{TriggerRequestAnnotation: "t2", TriggerResponseAnnotation: "t1", TriggerErrorAnnotation: "old", "other": "kept"},
+			annotations: map[string]string{dcv1.ImageTriggerRequestAnnotation: "t2", dcv1.ImageTriggerResponseAnnotation: "t1", dcv1.ImageTriggerErrorAnnotation: "old", "other": "kept"},
 			ans:         answer{token: "t2"},
-			want:        map[string]string{TriggerResponseAnnotation: "t2", "other": "kept"},
+			want:        map[string]string{dcv1.ImageTriggerResponseAnnotation: "t2", "other": "kept"},
 			wantChanged: true,
 		},
 		{
 			name:        "failure",
-			annotations: map[string]string{TriggerRequestAnnotation: "t1"},
+			annotations: map[string]string{dcv1.ImageTriggerRequestAnnotation: "t1"},
 			ans:         answer{token: "t1", err: errors.New("registry down")},
-			want:        map[string]string{TriggerResponseAnnotation: "t1", TriggerErrorAnnotation: "registry down"},
+			want:        map[string]string{dcv1.ImageTriggerResponseAnnotation: "t1", dcv1.ImageTriggerErrorAnnotation: "registry down"},
 			wantChanged: true,
 		},
 		{
 			name:        "a newer request is left for the next sync",
-			annotations: map[string]string{TriggerRequestAnnotation: "t2"},
+			annotations: map[string]string{dcv1.ImageTriggerRequestAnnotation: "t2"},
 			ans:         answer{token: "t1"},
-			want:        map[string]string{TriggerRequestAnnotation: "t2"},
+			want:        map[string]string{dcv1.ImageTriggerRequestAnnotation: "t2"},
 		},
 		{
 			name: "no request",
@@ -257,8 +257,8 @@ func TestFailureMessageAndTruncate(t *testing.T) {
 }
 
 func TestWantedCondition(t *testing.T) {
-	failing := &dcv1.DeploymentCondition{Type: ConditionImageTriggerFailure, Status: corev1.ConditionTrue, Reason: ReasonImageResolveFailed, Message: "down"}
-	resolved := &dcv1.DeploymentCondition{Type: ConditionImageTriggerFailure, Status: corev1.ConditionFalse, Reason: ReasonImagesResolved, Message: "every image trigger resolves"}
+	failing := &dcv1.DeploymentCondition{Type: dcv1.ImageTriggerFailure, Status: corev1.ConditionTrue, Reason: ReasonImageResolveFailed, Message: "down"}
+	resolved := &dcv1.DeploymentCondition{Type: dcv1.ImageTriggerFailure, Status: corev1.ConditionFalse, Reason: ReasonImagesResolved, Message: "every image trigger resolves"}
 	tests := []struct {
 		name       string
 		current    *dcv1.DeploymentCondition

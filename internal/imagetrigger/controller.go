@@ -137,7 +137,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, fmt.Errorf("get deploymentconfig %s: %w", req.NamespacedName, err)
 	}
 	triggers := dockerTriggers(dc)
-	token := dc.Annotations[TriggerRequestAnnotation]
+	token := dc.Annotations[dcv1.ImageTriggerRequestAnnotation]
 	if dc.DeletionTimestamp != nil || len(triggers) == 0 {
 		r.resolver.Unsubscribe(req.NamespacedName)
 		if dc.DeletionTimestamp == nil && token != "" {
@@ -305,7 +305,7 @@ func (r *Reconciler) write(ctx context.Context, dc *dcv1.DeploymentConfig, outco
 // report sets the ImageTriggerFailure condition from the failure message
 // ("" for none), with a Warning event when a new failure appears.
 func (r *Reconciler) report(ctx context.Context, dc *dcv1.DeploymentConfig, message string) error {
-	want, ok := wantedCondition(findCondition(dc.Status.Conditions, ConditionImageTriggerFailure), message)
+	want, ok := wantedCondition(findCondition(dc.Status.Conditions, dcv1.ImageTriggerFailure), message)
 	if !ok {
 		return nil
 	}
@@ -340,12 +340,12 @@ func (r *Reconciler) report(ctx context.Context, dc *dcv1.DeploymentConfig, mess
 // the current one and the failure message, and false when nothing needs
 // writing: the condition only appears once something failed.
 func wantedCondition(current *dcv1.DeploymentCondition, message string) (dcv1.DeploymentCondition, bool) {
-	want := dcv1.DeploymentCondition{Type: ConditionImageTriggerFailure, Status: corev1.ConditionTrue, Reason: ReasonImageResolveFailed, Message: message}
+	want := dcv1.DeploymentCondition{Type: dcv1.ImageTriggerFailure, Status: corev1.ConditionTrue, Reason: ReasonImageResolveFailed, Message: message}
 	if message == "" {
 		if current == nil || current.Status == corev1.ConditionFalse {
 			return dcv1.DeploymentCondition{}, false
 		}
-		want = dcv1.DeploymentCondition{Type: ConditionImageTriggerFailure, Status: corev1.ConditionFalse, Reason: ReasonImagesResolved, Message: "every image trigger resolves"}
+		want = dcv1.DeploymentCondition{Type: dcv1.ImageTriggerFailure, Status: corev1.ConditionFalse, Reason: ReasonImagesResolved, Message: "every image trigger resolves"}
 	}
 	if current != nil && current.Status == want.Status && current.Reason == want.Reason && current.Message == want.Message {
 		return dcv1.DeploymentCondition{}, false

@@ -124,7 +124,7 @@ func TestReconcileWritesTheResolvedDigest(t *testing.T) {
 	if evs := f.events(); len(evs) != 1 || !strings.Contains(evs[0], ReasonImageTriggered) {
 		t.Errorf("events %v", evs)
 	}
-	if c := findCondition(dc.Status.Conditions, ConditionImageTriggerFailure); c != nil {
+	if c := findCondition(dc.Status.Conditions, dcv1.ImageTriggerFailure); c != nil {
 		t.Errorf("condition %+v on success", c)
 	}
 }
@@ -144,7 +144,7 @@ func TestReconcileAnswersRequests(t *testing.T) {
 	}
 
 	current := f.dc(t)
-	current.Annotations = map[string]string{TriggerRequestAnnotation: "2025-01-01T00:00:00Z"}
+	current.Annotations = map[string]string{dcv1.ImageTriggerRequestAnnotation: "2025-01-01T00:00:00Z"}
 	if err := f.client.Update(context.Background(), current); err != nil {
 		t.Fatal(err)
 	}
@@ -154,10 +154,10 @@ func TestReconcileAnswersRequests(t *testing.T) {
 	if img := got.Spec.Template.Spec.Containers[0].Image; img != want {
 		t.Errorf("image %s, want %s", img, want)
 	}
-	if _, pending := got.Annotations[TriggerRequestAnnotation]; pending {
+	if _, pending := got.Annotations[dcv1.ImageTriggerRequestAnnotation]; pending {
 		t.Error("the request is still pending")
 	}
-	if got.Annotations[TriggerResponseAnnotation] != "2025-01-01T00:00:00Z" || got.Annotations[TriggerErrorAnnotation] != "" {
+	if got.Annotations[dcv1.ImageTriggerResponseAnnotation] != "2025-01-01T00:00:00Z" || got.Annotations[dcv1.ImageTriggerErrorAnnotation] != "" {
 		t.Errorf("annotations %v", got.Annotations)
 	}
 }
@@ -175,7 +175,7 @@ func TestReconcileReportsRegistryFailures(t *testing.T) {
 	f.poll(t)
 	f.reconcile(t)
 	dc := f.dc(t)
-	c := findCondition(dc.Status.Conditions, ConditionImageTriggerFailure)
+	c := findCondition(dc.Status.Conditions, dcv1.ImageTriggerFailure)
 	if c == nil || c.Status != corev1.ConditionTrue || c.Reason != ReasonImageResolveFailed || !strings.Contains(c.Message, unreachable) {
 		t.Fatalf("condition %+v", c)
 	}
@@ -193,12 +193,12 @@ func TestReconcileReportsRegistryFailures(t *testing.T) {
 	}
 
 	// A request fails with the same error, in the answer.
-	dc.Annotations = map[string]string{TriggerRequestAnnotation: "t1"}
+	dc.Annotations = map[string]string{dcv1.ImageTriggerRequestAnnotation: "t1"}
 	if err := f.client.Update(context.Background(), dc); err != nil {
 		t.Fatal(err)
 	}
 	f.reconcile(t)
-	if got := f.dc(t).Annotations; got[TriggerResponseAnnotation] != "t1" || !strings.Contains(got[TriggerErrorAnnotation], unreachable) {
+	if got := f.dc(t).Annotations; got[dcv1.ImageTriggerResponseAnnotation] != "t1" || !strings.Contains(got[dcv1.ImageTriggerErrorAnnotation], unreachable) {
 		t.Errorf("annotations %v", got)
 	}
 }
@@ -215,7 +215,7 @@ func TestReconcileForgetsDeletedAndUntriggeredConfigs(t *testing.T) {
 	if err := f.client.Update(context.Background(), current); err != nil {
 		t.Fatal(err)
 	}
-	current.Status.Conditions = []dcv1.DeploymentCondition{{Type: ConditionImageTriggerFailure, Status: corev1.ConditionTrue, Reason: ReasonImageResolveFailed, LastTransitionTime: metav1.Now()}}
+	current.Status.Conditions = []dcv1.DeploymentCondition{{Type: dcv1.ImageTriggerFailure, Status: corev1.ConditionTrue, Reason: ReasonImageResolveFailed, LastTransitionTime: metav1.Now()}}
 	if err := f.client.Status().Update(context.Background(), current); err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +223,7 @@ func TestReconcileForgetsDeletedAndUntriggeredConfigs(t *testing.T) {
 	if len(f.r.resolver.entries) != 0 {
 		t.Error("still subscribed after the trigger was removed")
 	}
-	if c := findCondition(f.dc(t).Status.Conditions, ConditionImageTriggerFailure); c == nil || c.Status != corev1.ConditionFalse {
+	if c := findCondition(f.dc(t).Status.Conditions, dcv1.ImageTriggerFailure); c == nil || c.Status != corev1.ConditionFalse {
 		t.Errorf("condition %+v after the trigger was removed", c)
 	}
 	if err := f.client.Delete(context.Background(), current); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -199,5 +200,17 @@ func TestTaggedReferencePatternAgreesWithParseTag(t *testing.T) {
 				t.Errorf("ParseTag with an explicit tag = %v (%v), want %v", parses, err, tt.want)
 			}
 		})
+	}
+}
+
+// TestCRDUsesTaggedReferencePattern keeps the CEL rules of the CRD, which
+// refuse untagged references, in step with the parser the controller uses.
+func TestCRDUsesTaggedReferencePattern(t *testing.T) {
+	crd, err := os.ReadFile("../../config/crd/bases/apps.deployconfig.io_deploymentconfigs.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(crd), TaggedReferencePattern); n < 2 {
+		t.Errorf("the CRD holds TaggedReferencePattern %d times, want it in the tagImages and trigger rules; update api/v1/types.go", n)
 	}
 }

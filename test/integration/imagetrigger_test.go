@@ -181,7 +181,7 @@ func TestImageTriggerManualResolvesOnlyWhenAsked(t *testing.T) {
 	token := time.Now().UTC().Format(time.RFC3339Nano)
 	requestResolve(t, ns, "web", token)
 	answered := waitAnswer(t, ns, "web", token)
-	if msg := answered.Annotations[imagetrigger.TriggerErrorAnnotation]; msg != "" {
+	if msg := answered.Annotations[dcv1.ImageTriggerErrorAnnotation]; msg != "" {
 		t.Fatalf("the request failed: %s", msg)
 	}
 	want := byDigest(reg, "app", digest)
@@ -199,7 +199,7 @@ func TestImageTriggerManualResolvesOnlyWhenAsked(t *testing.T) {
 // DeploymentConfig's triggers now.
 func requestResolve(t *testing.T, ns, name, token string) {
 	t.Helper()
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, imagetrigger.TriggerRequestAnnotation, token)
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, dcv1.ImageTriggerRequestAnnotation, token)
 	dc := &dcv1.DeploymentConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 	if err := cluster.client.Patch(context.Background(), dc, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
 		t.Fatalf("request resolution of %s: %v", name, err)
@@ -212,8 +212,8 @@ func waitAnswer(t *testing.T, ns, name, token string) *dcv1.DeploymentConfig {
 	var dc *dcv1.DeploymentConfig
 	waitFor(t, "the answer to request "+token, func(context.Context) (bool, string, error) {
 		dc = getDC(t, ns, name)
-		_, pending := dc.Annotations[imagetrigger.TriggerRequestAnnotation]
-		return !pending && dc.Annotations[imagetrigger.TriggerResponseAnnotation] == token, fmt.Sprintf("%v", dc.Annotations), nil
+		_, pending := dc.Annotations[dcv1.ImageTriggerRequestAnnotation]
+		return !pending && dc.Annotations[dcv1.ImageTriggerResponseAnnotation] == token, fmt.Sprintf("%v", dc.Annotations), nil
 	})
 	return dc
 }
@@ -238,7 +238,7 @@ func TestImageTriggerUnreachableRegistryReportsAndNeverRollsOut(t *testing.T) {
 	// Never reachable: the first rollout waits.
 	mustCreate(t, imageDC(ns, "never", closedAddress(t)+"/app:1", true, nil, "web"))
 	waitEvent(t, ns, "never", imagetrigger.ReasonImageResolveFailed)
-	waitCondition(t, ns, "never", imagetrigger.ConditionImageTriggerFailure, corev1.ConditionTrue, imagetrigger.ReasonImageResolveFailed)
+	waitCondition(t, ns, "never", dcv1.ImageTriggerFailure, corev1.ConditionTrue, imagetrigger.ReasonImageResolveFailed)
 
 	// Reachable, then gone: the last good image stays and nothing rolls out.
 	reg := registrytest.New(t)
@@ -247,12 +247,12 @@ func TestImageTriggerUnreachableRegistryReportsAndNeverRollsOut(t *testing.T) {
 	runDeployer(t, ns, "gone-1", corev1.PodSucceeded)
 	reg.Close()
 	waitEvent(t, ns, "gone", imagetrigger.ReasonImageResolveFailed)
-	waitCondition(t, ns, "gone", imagetrigger.ConditionImageTriggerFailure, corev1.ConditionTrue, imagetrigger.ReasonImageResolveFailed)
+	waitCondition(t, ns, "gone", dcv1.ImageTriggerFailure, corev1.ConditionTrue, imagetrigger.ReasonImageResolveFailed)
 
 	// A request fails too, saying why, and writes nothing.
 	requestResolve(t, ns, "gone", "t1")
 	answered := waitAnswer(t, ns, "gone", "t1")
-	if msg := answered.Annotations[imagetrigger.TriggerErrorAnnotation]; !strings.Contains(msg, reg.Host) {
+	if msg := answered.Annotations[dcv1.ImageTriggerErrorAnnotation]; !strings.Contains(msg, reg.Host) {
 		t.Errorf("error annotation %q does not name the registry", msg)
 	}
 	if img := answered.Spec.Template.Spec.Containers[0].Image; img != byDigest(reg, "app", digest) {
@@ -286,7 +286,7 @@ func TestImageTriggerCredentials(t *testing.T) {
 		dc.Spec.Triggers = []dcv1.DeploymentTriggerPolicy{{Type: dcv1.DeploymentTriggerOnConfigChange}, imageTrigger(ref, true, "web")}
 	}))
 	waitEvent(t, ns, "web", imagetrigger.ReasonImageResolveFailed)
-	waitCondition(t, ns, "web", imagetrigger.ConditionImageTriggerFailure, corev1.ConditionTrue, imagetrigger.ReasonImageResolveFailed)
+	waitCondition(t, ns, "web", dcv1.ImageTriggerFailure, corev1.ConditionTrue, imagetrigger.ReasonImageResolveFailed)
 	if dc := getDC(t, ns, "web"); dc.Status.LatestVersion != 0 {
 		t.Fatalf("rolled out with bad credentials: latestVersion %d", dc.Status.LatestVersion)
 	}
@@ -300,7 +300,7 @@ func TestImageTriggerCredentials(t *testing.T) {
 	if got := containerImages(rc)["web"]; got != want {
 		t.Errorf("web-1 runs %s, want %s", got, want)
 	}
-	waitCondition(t, ns, "web", imagetrigger.ConditionImageTriggerFailure, corev1.ConditionFalse, imagetrigger.ReasonImagesResolved)
+	waitCondition(t, ns, "web", dcv1.ImageTriggerFailure, corev1.ConditionFalse, imagetrigger.ReasonImagesResolved)
 
 	// Credentials from the template's service account work as well.
 	mustCreate(t, pullSecret(ns, "sa-pull", reg.Host, "puller", "right"))

@@ -250,8 +250,8 @@ func TestConvert(t *testing.T) {
         - containerName: web
           to: {kind: ImageStreamTag, name: "web:deployed"}
 `, ""),
-		want:     map[string]any{"spec.strategy.recreateParams.post.tagImages[0].to.kind": "ImageStreamTag"},
-		warnings: []string{"spec.strategy.recreateParams.post.tagImages[0]: tags into ImageStreamTag web:deployed: tagImages hooks need a registry reference"},
+		absent:   []string{"spec.strategy.recreateParams.post"},
+		warnings: []string{"spec.strategy.recreateParams.post.tagImages[0]: dropped: it tags into ImageStreamTag web:deployed", "spec.strategy.recreateParams.post: the hook had only tagImages into ImageStreamTags and was dropped"},
 		docs:     1,
 	}, {
 		name: "tagImages hook mapped",

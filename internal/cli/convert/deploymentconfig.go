@@ -105,28 +105,53 @@ func convertTriggers(spec map[string]any, namespace string, opts Options, ref st
 }
 
 // convertTagImages points tagImages hooks that tag into ImageStreamTags at
-// the registry, or warns that they need a registry reference.
+// the registry. Without a registry to map them to they cannot be kept (the
+// API refuses a tag target that is not a registry reference), so they are
+// dropped with a warning, and so is a hook left with nothing to do.
 func convertTagImages(spec map[string]any, namespace string, opts Options, ref string, res *Result) {
 	strategy := child(spec, "strategy")
 	for _, params := range []string{"recreateParams", "rollingParams"} {
 		for _, point := range []string{"pre", "mid", "post"} {
 			hook := child(child(strategy, params), point)
 			tags, _ := hook["tagImages"].([]any)
+			if len(tags) == 0 {
+				continue
+			}
+			var kept []any
 			for i, t := range tags {
 				to := child(asMap(t), "to")
 				if !isImageStreamRef(to) {
+					kept = append(kept, t)
 					continue
 				}
 				path := fmt.Sprintf("spec.strategy.%s.%s.tagImages[%d]", params, point, i)
 				source := describeStreamRef(to, namespace)
 				if image, ok := opts.ImageRegistry.Reference(str(to, "name"), streamNamespace(to, namespace)); ok {
 					setDockerImage(to, image)
+					kept = append(kept, t)
 					res.warnf("%s: %s: tags into the DockerImage %s instead of %s", ref, path, image, source)
 					continue
 				}
-				res.warnf("%s: %s: tags into %s: tagImages hooks need a registry reference (to.kind DockerImage) here (%s)", ref, path, source, registryHint(opts, to, namespace))
+				res.warnf("%s: %s: dropped: it tags into %s, and tagImages hooks need a registry reference (to.kind DockerImage) here (%s)", ref, path, source, registryHint(opts, to, namespace))
 			}
+			dropTagImages(strategy, params, point, kept, ref, res)
 		}
+	}
+}
+
+// dropTagImages keeps only the given tagImages of a hook, and removes the
+// hook when nothing is left for it to do.
+func dropTagImages(strategy map[string]any, paramsName, point string, kept []any, ref string, res *Result) {
+	params := child(strategy, paramsName)
+	hook := child(params, point)
+	if len(kept) > 0 {
+		hook["tagImages"] = kept
+		return
+	}
+	delete(hook, "tagImages")
+	if hook["execNewPod"] == nil {
+		delete(params, point)
+		res.warnf("%s: spec.strategy.%s.%s: the hook had only tagImages into ImageStreamTags and was dropped", ref, paramsName, point)
 	}
 }
 
