@@ -13,7 +13,7 @@ import (
 func newDownCommand(g *globalFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "down",
-		Short: "Remove the playground cluster and all its state",
+		Short: "Stop dc-local serve and remove the playground cluster and all its state",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDown(cmd.Context(), cmd.OutOrStdout(), g)

@@ -1,7 +1,9 @@
 // Command dc-local runs deployconfig's local playground: a real control
 // plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler)
 // with kwok standing in for kubelets, the DeploymentConfig CRD and a
-// sample, all from binaries built by hack/tools.sh.
+// sample, all from binaries built by hack/tools.sh, and `dc-local serve`:
+// dc-controller with the local pod runtime, which runs deployer pods
+// (dc-deploy in-process) and hook pods (local processes).
 package main
 
 import (

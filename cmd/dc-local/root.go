@@ -29,8 +29,11 @@ func newRootCommand(out io.Writer) *cobra.Command {
 		Long: `dc-local runs a local Kubernetes cluster for trying deployconfig: a real
 etcd, kube-apiserver, kube-controller-manager and kube-scheduler, with kwok
 playing the kubelet of a few fake nodes (pods become Running without
-containers). No Docker and no downloads: the binaries come from bin/, built
-by 'make tools'. The cluster's state lives in kwokctl's directory
+containers), and dc-controller with a local pod runtime that really runs
+deployer pods (dc-deploy, in-process) and hook pods (their command, as a
+local process), so that rollouts happen and 'kubectl logs' shows them. No
+Docker and no downloads: the binaries come from bin/, built by 'make tools'
+and 'make build'. The cluster's state lives in kwokctl's directory
 (~/.kwok/clusters/NAME).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -41,7 +44,7 @@ by 'make tools'. The cluster's state lives in kwokctl's directory
 	flags.StringVar(&g.root, "root", "", "the deployconfig checkout, for config/ and bin/ (default: found from the working directory or this binary)")
 	flags.StringVar(&g.bin, "bin", "", "directory of kube-apiserver, etcd, kwok, kwokctl, ... (default: ROOT/bin)")
 	flags.BoolVarP(&g.verbose, "verbose", "v", false, "also show kwokctl's own output")
-	cmd.AddCommand(newUpCommand(g), newDownCommand(g), newKubeconfigCommand(g))
+	cmd.AddCommand(newUpCommand(g), newDownCommand(g), newKubeconfigCommand(g), newServeCommand(g))
 	return cmd
 }
 

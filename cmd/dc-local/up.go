@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/deployment"
 	"github.com/deployconfig/deployconfig/internal/playground"
 )
 
@@ -21,6 +23,7 @@ const sampleTimeout = 30 * time.Second
 type upFlags struct {
 	nodes     int
 	namespace string
+	wait      time.Duration
 }
 
 func newUpCommand(g *globalFlags) *cobra.Command {
@@ -29,9 +32,10 @@ func newUpCommand(g *globalFlags) *cobra.Command {
 		Use:   "up",
 		Short: "Start (or reuse) the playground cluster, install the CRD and apply the samples",
 		Long: `up starts the playground cluster, or reuses it when it is already running,
-installs the DeploymentConfig CRD from config/crd/bases, applies the samples
-of config/samples and prints how to use the cluster. Running it again is safe
-and fast.`,
+installs the DeploymentConfig CRD from config/crd/bases, starts 'dc-local
+serve' (dc-controller and the local pod runtime) in the background, applies
+the samples of config/samples, waits for their rollouts and prints how to use
+the cluster. Running it again is safe and fast.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runUp(cmd.Context(), cmd.OutOrStdout(), g, f)
@@ -39,6 +43,7 @@ and fast.`,
 	}
 	cmd.Flags().IntVar(&f.nodes, "nodes", playground.DefaultNodes, "number of fake (kwok) nodes, at least 1")
 	cmd.Flags().StringVarP(&f.namespace, "namespace", "n", "default", "namespace of the samples")
+	cmd.Flags().DurationVar(&f.wait, "wait", 3*time.Minute, "how long the samples' rollouts get to finish")
 	return cmd
 }
 
@@ -63,53 +68,101 @@ func runUp(ctx context.Context, out io.Writer, g *globalFlags, f *upFlags) error
 	if err := cluster.InstallCRDs(ctx, filepath.Join(root, crdDir)); err != nil {
 		return err
 	}
-	if err := startController(ctx, out, cluster); err != nil {
-		return err
-	}
-	if err := applySamples(ctx, out, cluster, filepath.Join(root, samplesDir), f.namespace); err != nil {
-		return err
-	}
-	if err := showDeploymentConfigs(ctx, out, cluster, f.namespace); err != nil {
-		return err
-	}
-	printNextSteps(out, cluster, o.BinDir, time.Since(start))
-	return nil
-}
-
-// startController runs dc-controller against the cluster once the
-// playground has it; until then it says so.
-func startController(ctx context.Context, out io.Writer, cluster *playground.Cluster) error {
-	err := cluster.StartController(ctx)
-	if errors.Is(err, playground.ErrNoController) {
-		fmt.Fprintf(out, "Note: %v\n", err)
-		return nil
-	}
-	return err
-}
-
-// applySamples applies the samples' kustomization and waits until its
-// objects exist.
-func applySamples(ctx context.Context, out io.Writer, cluster *playground.Cluster, dir, namespace string) error {
-	ns, files, err := playground.KustomizationFiles(dir)
+	server, err := startServer(ctx, out, cluster, o.BinDir)
 	if err != nil {
 		return err
+	}
+	dcs, namespace, err := applySamples(ctx, out, cluster, filepath.Join(root, samplesDir), f.namespace)
+	if err != nil {
+		return err
+	}
+	rolloutErr := waitSamples(ctx, out, cluster, namespace, dcs, f.wait)
+	if err := showDeploymentConfigs(ctx, out, cluster, namespace); err != nil {
+		return err
+	}
+	printNextSteps(out, cluster, o.BinDir, server, time.Since(start))
+	return rolloutErr
+}
+
+// startServer starts `dc-local serve` for the cluster in the background,
+// or reuses the one that runs.
+func startServer(ctx context.Context, out io.Writer, cluster *playground.Cluster, bin string) (*playground.Server, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("finding dc-local's own binary: %w", err)
+	}
+	server, err := cluster.StartServer(ctx, []string{exe, "serve", "--name", cluster.Name, "--bin", bin})
+	if err != nil {
+		return nil, err
+	}
+	if server.Reused {
+		fmt.Fprintf(out, "Reusing dc-local serve (pid %d, log %s)\n", server.PID, server.Log)
+	}
+	return server, nil
+}
+
+// waitSamples waits for the rollout of every sample DeploymentConfig and
+// prints how each ended, with the deployer's log. A failed rollout is
+// returned as an error, after the others.
+func waitSamples(ctx context.Context, out io.Writer, cluster *playground.Cluster, namespace string, dcs []string, timeout time.Duration) error {
+	var errs []error
+	for _, name := range dcs {
+		fmt.Fprintf(out, "Waiting for the rollout of dc/%s...\n", name)
+		start := time.Now()
+		r, err := cluster.WaitRollout(ctx, namespace, name, timeout, playground.Rollout.Done)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		fmt.Fprintf(out, "dc/%s: deployment #%d %s (%s)\n", name, r.Version, r.Phase(), time.Since(start).Round(100*time.Millisecond))
+		showDeployerLog(ctx, out, cluster, namespace, r.RC.Name)
+		if r.Phase() != dcv1.DeploymentPhaseComplete {
+			errs = append(errs, fmt.Errorf("the rollout of dc/%s failed: %s", name, r.RC.Annotations[dcv1.DeploymentStatusReasonAnnotation]))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// showDeployerLog prints a deployment's deployer log like `kubectl logs`.
+func showDeployerLog(ctx context.Context, out io.Writer, cluster *playground.Cluster, namespace, rc string) {
+	log, err := cluster.DeployerLog(ctx, namespace, rc)
+	if err != nil {
+		fmt.Fprintf(out, "(no deployer log: %v)\n", err)
+		return
+	}
+	fmt.Fprintf(out, "\n$ kubectl logs %s -n %s\n%s", deployment.DeployerPodName(rc), namespace, log)
+}
+
+// applySamples applies the samples' kustomization, waits until its objects
+// exist, and returns the names of the DeploymentConfigs and their
+// namespace.
+func applySamples(ctx context.Context, out io.Writer, cluster *playground.Cluster, dir, namespace string) ([]string, string, error) {
+	ns, files, err := playground.KustomizationFiles(dir)
+	if err != nil {
+		return nil, "", err
 	}
 	if ns != "" {
 		namespace = ns
 	}
 	a, err := playground.NewApplier(cluster.Config)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	objs, err := a.ApplyFiles(ctx, namespace, files...)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	if err := a.WaitExist(ctx, namespace, sampleTimeout, objs...); err != nil {
-		return err
+		return nil, "", err
 	}
 	fmt.Fprintf(out, "Applied %d sample(s) from %s to namespace %s\n", len(objs), dir, namespace)
-	return nil
+	var dcs []string
+	for _, obj := range objs {
+		if obj.GroupVersionKind() == dcv1.GroupVersion.WithKind("DeploymentConfig") {
+			dcs = append(dcs, obj.GetName())
+		}
+	}
+	return dcs, namespace, nil
 }
 
 // showDeploymentConfigs prints the namespace's DeploymentConfigs like
@@ -124,7 +177,7 @@ func showDeploymentConfigs(ctx context.Context, out io.Writer, cluster *playgrou
 }
 
 // printNextSteps tells the user how to reach the cluster and what to try.
-func printNextSteps(out io.Writer, cluster *playground.Cluster, bin string, took time.Duration) {
+func printNextSteps(out io.Writer, cluster *playground.Cluster, bin string, server *playground.Server, took time.Duration) {
 	state := "started"
 	if cluster.Reused {
 		state = "reused"
@@ -132,14 +185,17 @@ func printNextSteps(out io.Writer, cluster *playground.Cluster, bin string, took
 	fmt.Fprintf(out, `
 Playground %q is ready (%s, %s). To use it:
 
-  export KUBECONFIG=%s
+  export KUBECONFIG=%s PATH=%s:$PATH
 
-Then try (kubectl is in %s):
-  kubectl get dc                  the DeploymentConfigs
-  kubectl describe dc hello       the sample's spec and status
-  kubectl get nodes,pods          kwok's fake nodes and their pods
-  kubectl dc rollout latest hello (the kubectl-dc plugin, coming later)
+Then try:
+  kubectl get dc,rc,pods                 the DeploymentConfigs, their deployments and pods
+  kubectl dc rollout latest hello        roll out the sample again
+  kubectl dc rollout status hello -w     follow the rollout
+  kubectl dc logs hello                  the deployer's log of the latest rollout
+  kubectl dc describe hello              strategy, triggers, deployments, events
 
-dc-local down removes the playground.
-`, cluster.Name, state, took.Round(100*time.Millisecond), cluster.Kubeconfig, bin)
+dc-controller and the pod runtime run in the background (dc-local serve,
+pid %d; log %s).
+dc-local down stops them and removes the playground.
+`, cluster.Name, state, took.Round(100*time.Millisecond), cluster.Kubeconfig, bin, server.PID, server.Log)
 }

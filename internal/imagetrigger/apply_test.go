@@ -141,14 +141,18 @@ func TestApply(t *testing.T) {
 		},
 		{
 			name: "a manual trigger is written on a request", dc: testDC(params(false, "web")), image: appV1,
-			mutate: func(dc *dcv1.DeploymentConfig) { dc.Annotations = map[string]string{dcv1.ImageTriggerRequestAnnotation: "t1"} },
-			ans:    &answer{token: "t1"}, wantChanged: true,
+			mutate: func(dc *dcv1.DeploymentConfig) {
+				dc.Annotations = map[string]string{dcv1.ImageTriggerRequestAnnotation: "t1"}
+			},
+			ans: &answer{token: "t1"}, wantChanged: true,
 			wantImages: []string{"init=busybox", "web=" + appV1, "sidecar=proxy:1"}, wantLast: []string{appV1}, wantChanges: 1,
 		},
 		{
 			name: "a failed request writes no manual trigger", dc: testDC(params(false, "web")), image: appV1, err: errors.New("unauthorized"),
-			mutate: func(dc *dcv1.DeploymentConfig) { dc.Annotations = map[string]string{dcv1.ImageTriggerRequestAnnotation: "t1"} },
-			ans:    &answer{token: "t1", err: errors.New("unauthorized")}, wantChanged: true,
+			mutate: func(dc *dcv1.DeploymentConfig) {
+				dc.Annotations = map[string]string{dcv1.ImageTriggerRequestAnnotation: "t1"}
+			},
+			ans: &answer{token: "t1", err: errors.New("unauthorized")}, wantChanged: true,
 			wantImages: []string{"init=busybox", "web=" + appTag, "sidecar=proxy:1"}, wantLast: []string{""},
 		},
 		{

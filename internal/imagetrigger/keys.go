@@ -11,7 +11,6 @@
 // out to all of them.
 package imagetrigger
 
-
 // Reasons of the ImageTriggerFailure condition, and event reasons.
 const (
 	// ReasonImageResolveFailed: a trigger's tag could not be resolved.

@@ -159,25 +159,38 @@ func ReadManifests(files ...string) ([]*unstructured.Unstructured, error) {
 
 // DecodeManifests decodes a stream of YAML documents or JSON objects.
 func DecodeManifests(data []byte) ([]*unstructured.Unstructured, error) {
+	docs, err := decodeDocuments(data)
+	if err != nil {
+		return nil, err
+	}
+	objs := make([]*unstructured.Unstructured, 0, len(docs))
+	for i, m := range docs {
+		obj := &unstructured.Unstructured{Object: m}
+		if obj.GetKind() == "" || obj.GetAPIVersion() == "" || obj.GetName() == "" {
+			return nil, fmt.Errorf("document %d: apiVersion, kind and metadata.name are required", i+1)
+		}
+		objs = append(objs, obj)
+	}
+	return objs, nil
+}
+
+// decodeDocuments decodes a stream of YAML documents or JSON objects into
+// maps, skipping empty documents.
+func decodeDocuments(data []byte) ([]map[string]any, error) {
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	var objs []*unstructured.Unstructured
+	var docs []map[string]any
 	for i := 1; ; i++ {
 		var m map[string]any
 		err := dec.Decode(&m)
 		if errors.Is(err, io.EOF) {
-			return objs, nil
+			return docs, nil
 		}
 		if err != nil {
 			return nil, fmt.Errorf("document %d: %w", i, err)
 		}
-		if len(m) == 0 {
-			continue
+		if len(m) > 0 {
+			docs = append(docs, m)
 		}
-		obj := &unstructured.Unstructured{Object: m}
-		if obj.GetKind() == "" || obj.GetAPIVersion() == "" || obj.GetName() == "" {
-			return nil, fmt.Errorf("document %d: apiVersion, kind and metadata.name are required", i)
-		}
-		objs = append(objs, obj)
 	}
 }
 

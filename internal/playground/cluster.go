@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -67,8 +69,9 @@ func Create(ctx context.Context, o Options) (*Cluster, error) {
 	return c, nil
 }
 
-// Delete removes the cluster o names, with all its processes and state. A
-// cluster that does not exist is not an error.
+// Delete removes the cluster o names, with all its processes and state
+// (its dc-local server is stopped first). A cluster that does not exist is
+// not an error.
 func Delete(ctx context.Context, o Options) error {
 	o, err := o.withDefaults()
 	if err != nil {
@@ -79,6 +82,11 @@ func Delete(ctx context.Context, o Options) error {
 		return err
 	}
 	if err := o.checkBinaries(KwokctlBinary); err != nil {
+		return err
+	}
+	// The server first: it runs against the cluster, and its files are in
+	// the cluster's directory.
+	if err := StopServer(ctx, o); err != nil {
 		return err
 	}
 	logf(o.Log, "Deleting cluster %q...", o.Name)
@@ -125,8 +133,19 @@ func ensureCluster(ctx context.Context, o Options) (reused bool, err error) {
 	if !found {
 		return false, createCluster(ctx, o)
 	}
-	if err := checkStages(o); err != nil {
+	current, err := checkSavedConfig(o)
+	if err != nil {
 		return false, err
+	}
+	if !current {
+		logf(o.Log, "Cluster %q was made by an older dc-local; creating it again", o.Name)
+		if err := StopServer(ctx, o); err != nil {
+			return false, err
+		}
+		if err := runKwokctl(ctx, o, deleteArgs(o)...); err != nil {
+			return false, err
+		}
+		return false, createCluster(ctx, o)
 	}
 	if healthy(ctx, o) == nil {
 		logf(o.Log, "Reusing cluster %q", o.Name)
@@ -192,19 +211,77 @@ func cleanup(ctx context.Context, o Options) {
 	}
 }
 
-// checkStages refuses to reuse a cluster whose kwok would run the pods that
-// the playground runs itself, such as one made by hand with kwokctl.
-func checkStages(o Options) error {
+// checkSavedConfig refuses to reuse a cluster whose kwok would run the pods
+// that the playground runs itself, such as one made by hand with kwokctl;
+// it reports whether a cluster the playground made is current (an older
+// dc-local's cluster lacks what the pod runtime needs).
+func checkSavedConfig(o Options) (current bool, err error) {
 	saved, err := os.ReadFile(o.configPath())
 	if err != nil {
-		return fmt.Errorf("reading the configuration of cluster %q: %w", o.Name, err)
+		return false, fmt.Errorf("reading the configuration of cluster %q: %w", o.Name, err)
 	}
 	for _, label := range o.UnmanagedPodLabels {
 		if !strings.Contains(string(saved), label) {
-			return fmt.Errorf("cluster %q was not made by the playground (its kwok would run pods labelled %s); delete it with `kwokctl delete cluster --name %s` or pick another name", o.Name, label, o.Name)
+			return false, fmt.Errorf("cluster %q was not made by the playground (its kwok would run pods labelled %s); delete it with `kwokctl delete cluster --name %s` or pick another name", o.Name, label, o.Name)
 		}
 	}
-	return nil
+	return savedConfigCurrent(saved, o.UnmanagedPodLabels), nil
+}
+
+// savedConfigCurrent reports whether kwokctl's saved configuration of a
+// cluster is what createCluster makes today: kwok reads kwokCRDs from the
+// cluster, and every pod stage leaves the unmanaged pods alone.
+func savedConfigCurrent(saved []byte, unmanagedLabels []string) bool {
+	docs, err := decodeDocuments(saved)
+	if err != nil {
+		return false
+	}
+	crds := false
+	for _, doc := range docs {
+		switch doc["kind"] {
+		case "KwokctlConfiguration":
+			enabled, _, _ := unstructured.NestedStringSlice(doc, "options", "enableCRDs")
+			crds = containsAll(enabled, kwokCRDs())
+		case "Stage":
+			if isPodStage(doc) && !excludesAll(doc, unmanagedLabels) {
+				return false
+			}
+		}
+	}
+	return crds
+}
+
+// excludesAll reports whether a stage's selector skips pods with each of
+// the labels.
+func excludesAll(stage map[string]any, labels []string) bool {
+	exprs, _, _ := unstructured.NestedSlice(stage, "spec", "selector", "matchExpressions")
+	for _, label := range labels {
+		found := false
+		for _, e := range exprs {
+			expr, _ := e.(map[string]any)
+			// kwokctl saves the expression as {jq: {key, operator}}.
+			if jq, ok := expr["jq"].(map[string]any); ok {
+				expr = jq
+			}
+			if expr["key"] == labelKeyExpr(label) && expr["operator"] == "DoesNotExist" {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// containsAll reports whether have holds every one of want.
+func containsAll(have, want []string) bool {
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			return false
+		}
+	}
+	return true
 }
 
 // healthy asks the cluster's API server whether it is ready.

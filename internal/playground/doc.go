@@ -6,8 +6,15 @@
 //
 // kwok makes ordinary pods Running and Ready at once, but leaves deployer
 // and hook pods (those labelled deployconfig.io/deployer-pod-for.name) bound
-// and Pending, for the playground to run itself; deleted pods of both kinds
-// go away.
+// and Pending, even once deleted: the local pod runtime (package
+// podruntime) runs them and removes them. kwok reads Logs objects from the
+// cluster, which point `kubectl logs` of those pods at the runtime's log
+// files.
+//
+// The cluster's server, `dc-local serve` (dc-controller and the pod
+// runtime), runs in the background with its lock, PID and log files in the
+// cluster's directory (StartServer, StopServer, HoldServerLock); deleting
+// the cluster stops it first.
 //
 // Cluster state lives in kwokctl's working directory
 // (~/.kwok/clusters/NAME unless KWOK_WORKDIR says otherwise), so kwokctl

@@ -30,9 +30,17 @@ func createArgs(o Options, configFile string) []string {
 		"--kube-scheduler-binary", o.binary(KubeSchedulerBinary),
 		"--etcd-binary", o.binary(EtcdBinary),
 		"--kwok-controller-binary", o.binary(KwokBinary),
+		"--enable-crds=" + strings.Join(kwokCRDs(), ","),
 		"--kubeconfig=",
 		"--wait", o.Wait.String(),
 	}
+}
+
+// kwokCRDs are the kwok resources that kwok reads from the cluster rather
+// than from its configuration: Logs, which point `kubectl logs` of the pods
+// the playground runs itself at their log files.
+func kwokCRDs() []string {
+	return []string{"Logs"}
 }
 
 // startArgs are the kwokctl arguments that restart a stopped cluster.

@@ -20,6 +20,7 @@ func TestCreateArgs(t *testing.T) {
 		"--kube-scheduler-binary /opt/bin/kube-scheduler",
 		"--etcd-binary /opt/bin/etcd",
 		"--kwok-controller-binary /opt/bin/kwok",
+		"--enable-crds=Logs",
 		"--wait 1m30s",
 	} {
 		if !strings.Contains(joined, want) {

@@ -40,8 +40,10 @@ func DefaultUnmanagedPodLabels() []string {
 // StageConfig returns kwok's configuration (a multi-document YAML stream of
 // kwok.x-k8s.io/v1alpha1 Stage objects, for `kwokctl --config`) that makes
 // ordinary pods Running and Ready at once, but leaves pods that carry any of
-// the unmanagedLabels keys bound and Pending: no kwok stage touches them
-// except the one that removes deleted pods.
+// the unmanagedLabels keys bound and Pending: no kwok stage touches them,
+// not even to remove them once deleted. The local pod runtime runs them, and
+// removes a deleted one once its work has stopped, as a kubelet does (kwok
+// would remove it at once, while its deployer may still be scaling).
 func StageConfig(unmanagedLabels []string) ([]byte, error) {
 	var out bytes.Buffer
 	for i, name := range stageFiles() {
@@ -49,7 +51,7 @@ func StageConfig(unmanagedLabels []string) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if leavesPodsAlone(stage) {
+		if isPodStage(stage) {
 			excludeLabels(stage, unmanagedLabels)
 		}
 		doc, err := yaml.Marshal(stage)
@@ -77,15 +79,11 @@ func loadStage(name string) (map[string]any, error) {
 	return stage, nil
 }
 
-// leavesPodsAlone reports whether a stage must skip unmanaged pods: every pod
-// stage except the ones that delete pods, so that deleted deployer and hook
-// pods still go away.
-func leavesPodsAlone(stage map[string]any) bool {
+// isPodStage reports whether a stage acts on pods.
+func isPodStage(stage map[string]any) bool {
 	spec, _ := stage["spec"].(map[string]any)
 	ref, _ := spec["resourceRef"].(map[string]any)
-	next, _ := spec["next"].(map[string]any)
-	deletes, _ := next["delete"].(bool)
-	return ref["kind"] == "Pod" && !deletes
+	return ref["kind"] == "Pod"
 }
 
 // excludeLabels adds to a stage's selector one DoesNotExist expression per

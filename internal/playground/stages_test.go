@@ -59,7 +59,7 @@ func TestStageConfig(t *testing.T) {
 				"node-heartbeat-with-lease": nil,
 				"pod-ready":                 {deployer},
 				"pod-complete":              {deployer},
-				"pod-delete":                nil,
+				"pod-delete":                {deployer},
 			},
 		},
 		{
@@ -77,7 +77,7 @@ func TestStageConfig(t *testing.T) {
 				"node-initialize": nil, "node-heartbeat-with-lease": nil,
 				"pod-ready":    {deployer, other},
 				"pod-complete": {deployer, other},
-				"pod-delete":   nil,
+				"pod-delete":   {deployer, other},
 			},
 		},
 	}

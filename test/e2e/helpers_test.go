@@ -101,3 +101,36 @@ func kubectl(t *testing.T, args ...string) string {
 	}
 	return string(out)
 }
+
+// waitPodTerminal waits until a pod is Succeeded or Failed and returns it.
+func waitPodTerminal(t *testing.T, ns, name string) *corev1.Pod {
+	t.Helper()
+	var pod *corev1.Pod
+	waitFor(t, "pod "+name+" to end", podTimeout, func(ctx context.Context) (bool, error) {
+		p, err := clientset().CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, ignoreNotFound(err)
+		}
+		pod = p
+		return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed, nil
+	})
+	return pod
+}
+
+// waitPodGone waits until a pod no longer exists.
+func waitPodGone(t *testing.T, ns, name string) {
+	t.Helper()
+	waitFor(t, "pod "+name+" to go away", podTimeout, func(ctx context.Context) (bool, error) {
+		_, err := clientset().CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), ignoreNotFound(err)
+	})
+}
+
+// containerTerminated is the terminated state of a pod's first container,
+// if it has one.
+func containerTerminated(pod *corev1.Pod) *corev1.ContainerStateTerminated {
+	if len(pod.Status.ContainerStatuses) == 0 {
+		return nil
+	}
+	return pod.Status.ContainerStatuses[0].State.Terminated
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -31,6 +32,9 @@ const (
 	setupTimeout = 3 * time.Minute
 	// teardownTimeout bounds removing the cluster.
 	teardownTimeout = 2 * time.Minute
+	// serverLogLines is how much of dc-local serve's log a failed run
+	// prints.
+	serverLogLines = 300
 )
 
 // suite is the cluster the tests run against; TestMain sets it.
@@ -40,6 +44,11 @@ var suite *environment
 type environment struct {
 	cluster *playground.Cluster
 	binDir  string
+	// server is the suite's `dc-local serve`: dc-controller and the local
+	// pod runtime; serverCommand starts it.
+	server        *playground.Server
+	serverCommand []string
+	options       playground.Options
 }
 
 func TestMain(m *testing.M) {
@@ -70,11 +79,37 @@ func runSuite(m *testing.M) int {
 	start := time.Now()
 	if suite, err = setUp(ctx, o); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: setting up: %v\n", err)
+		printServerLog(o)
 		return 1
 	}
-	fmt.Fprintf(os.Stderr, "e2e: cluster %s ready in %s (kubeconfig %s)\n",
-		o.Name, time.Since(start).Round(100*time.Millisecond), suite.cluster.Kubeconfig)
-	return m.Run()
+	fmt.Fprintf(os.Stderr, "e2e: cluster %s ready in %s (kubeconfig %s; dc-local serve pid %d, log %s)\n",
+		o.Name, time.Since(start).Round(100*time.Millisecond), suite.cluster.Kubeconfig, suite.server.PID, suite.server.Log)
+	code := m.Run()
+	if code != 0 {
+		printServerLog(o)
+	}
+	return code
+}
+
+// printServerLog prints the end of dc-local serve's log, which tells what
+// the controller and the pod runtime did, to explain a failure.
+func printServerLog(o playground.Options) {
+	path, err := o.ServerLogPath()
+	if err != nil {
+		return
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	if len(lines) > serverLogLines {
+		fmt.Fprintf(os.Stderr, "e2e: the last %d lines of %s:\n", serverLogLines, path)
+		lines = lines[len(lines)-serverLogLines:]
+	} else {
+		fmt.Fprintf(os.Stderr, "e2e: %s:\n", path)
+	}
+	fmt.Fprint(os.Stderr, strings.Join(lines, ""))
 }
 
 // suiteOptions describes a cluster with a name of its own, so that runs
@@ -100,10 +135,16 @@ func suiteOptions() (playground.Options, error) {
 	}, nil
 }
 
-// setUp creates the cluster and installs the CRDs.
+// setUp creates the cluster, installs the CRDs and starts `dc-local serve`
+// from the binary directory, as `dc-local up` does; removing the cluster
+// stops it.
 func setUp(ctx context.Context, o playground.Options) (*environment, error) {
 	ctx, cancel := context.WithTimeout(ctx, setupTimeout)
 	defer cancel()
+	dcLocal := filepath.Join(o.BinDir, "dc-local")
+	if _, err := os.Stat(dcLocal); err != nil {
+		return nil, fmt.Errorf("no dc-local in %s: run `make build`", o.BinDir)
+	}
 	cluster, err := playground.Create(ctx, o)
 	if err != nil {
 		return nil, err
@@ -111,7 +152,12 @@ func setUp(ctx context.Context, o playground.Options) (*environment, error) {
 	if err := cluster.InstallCRDs(ctx, crdDir); err != nil {
 		return nil, err
 	}
-	return &environment{cluster: cluster, binDir: o.BinDir}, nil
+	command := []string{dcLocal, "serve", "--name", o.Name, "--bin", o.BinDir}
+	server, err := cluster.StartServer(ctx, command)
+	if err != nil {
+		return nil, err
+	}
+	return &environment{cluster: cluster, binDir: o.BinDir, server: server, serverCommand: command, options: o}, nil
 }
 
 // teardownOnce returns a function that removes the cluster the first time

@@ -2,12 +2,10 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
@@ -50,22 +48,18 @@ func TestReplicationControllerPodsBecomeReady(t *testing.T) {
 }
 
 // kwok leaves deployer and hook pods (labelled with the deployer-pod label)
-// bound and Pending for the playground to run, runs every other pod, and
-// removes deleted pods of both kinds.
-func TestKwokLeavesDeployerPodsPending(t *testing.T) {
+// to the local pod runtime, runs every other pod, and the runtime removes
+// deleted pods of its own once their work has stopped. A deployer-labelled
+// pod of an image whose entrypoint the runtime cannot know fails to start,
+// which proves that the runtime, not kwok, handled it.
+func TestKwokLeavesDeployerPodsToTheRuntime(t *testing.T) {
 	ns := newNamespace(t)
 	pods := clientset().CoreV1().Pods(ns)
 	deployer := testPod("hello-1-deploy", map[string]string{dcv1.DeployerPodForDeploymentLabel: "hello-1"})
+	deployer.Spec.RestartPolicy = corev1.RestartPolicyNever
 	if _, err := pods.Create(t.Context(), deployer, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating the deployer pod: %v", err)
 	}
-	waitFor(t, "the deployer pod to be bound", podTimeout, func(ctx context.Context) (bool, error) {
-		p, err := pods.Get(ctx, deployer.Name, metav1.GetOptions{})
-		return err == nil && p.Spec.NodeName != "", err
-	})
-
-	// The application pod comes later than the deployer pod: once it runs,
-	// kwok has had its chance at the deployer pod.
 	app := testPod("app", nil)
 	if _, err := pods.Create(t.Context(), app, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating the application pod: %v", err)
@@ -74,14 +68,10 @@ func TestKwokLeavesDeployerPodsPending(t *testing.T) {
 		p, err := pods.Get(ctx, app.Name, metav1.GetOptions{})
 		return err == nil && p.Status.Phase == corev1.PodRunning && podReady(p), err
 	})
-
-	got, err := pods.Get(t.Context(), deployer.Name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("reading the deployer pod: %v", err)
-	}
-	if got.Status.Phase != corev1.PodPending || podReady(got) || len(got.Status.ContainerStatuses) > 0 {
-		t.Errorf("deployer pod: phase %s, ready %t, %d container statuses; want Pending and untouched by kwok",
-			got.Status.Phase, podReady(got), len(got.Status.ContainerStatuses))
+	got := waitPodTerminal(t, ns, deployer.Name)
+	state := containerTerminated(got)
+	if got.Status.Phase != corev1.PodFailed || state == nil || state.Reason != "StartError" || !strings.HasPrefix(state.ContainerID, "dc-local://") {
+		t.Errorf("deployer pod: phase %s, container %+v; want Failed by the runtime with reason StartError", got.Status.Phase, state)
 	}
 
 	for _, name := range []string{deployer.Name, app.Name} {
@@ -90,10 +80,7 @@ func TestKwokLeavesDeployerPodsPending(t *testing.T) {
 		}
 	}
 	for _, name := range []string{deployer.Name, app.Name} {
-		waitFor(t, fmt.Sprintf("pod %s to go away", name), podTimeout, func(ctx context.Context) (bool, error) {
-			_, err := pods.Get(ctx, name, metav1.GetOptions{})
-			return apierrors.IsNotFound(err), ignoreNotFound(err)
-		})
+		waitPodGone(t, ns, name)
 	}
 }
 
