@@ -306,3 +306,40 @@ func TestIndexRCByDeploymentConfig(t *testing.T) {
 		t.Errorf("index of an unrelated RC = %v", got)
 	}
 }
+
+func TestPhasePatch(t *testing.T) {
+	rc := &corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Name: "web-1", ResourceVersion: "7", Annotations: map[string]string{
+		dcv1.DeploymentPhaseAnnotation: "Running", dcv1.DeployerPodCreateFailingSinceAnnotation: "x",
+	}}}
+	legacy := &corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Name: "web-1", ResourceVersion: "7"}}
+	cases := []struct {
+		name   string
+		rc     *corev1.ReplicationController
+		reason string
+		want   string
+	}{
+		{"tests the phase it moves from", rc, "deployer pod failed",
+			`[{"op":"test","path":"/metadata/annotations/deployconfig.io~1deployment.phase","value":"Running"},` +
+				`{"op":"add","path":"/metadata/annotations/deployconfig.io~1deployment.phase","value":"Failed"},` +
+				`{"op":"add","path":"/metadata/annotations/deployconfig.io~1deployment.status-reason","value":"deployer pod failed"},` +
+				`{"op":"remove","path":"/metadata/annotations/deployconfig.io~1deployer-pod.create-failing-since"}]`},
+		{"an RC without annotations is guarded by its version", legacy, "",
+			`[{"op":"test","path":"/metadata/resourceVersion","value":"7"},{"op":"add","path":"/metadata/annotations","value":{}},` +
+				`{"op":"add","path":"/metadata/annotations/deployconfig.io~1deployment.phase","value":"Failed"}]`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			patch, err := phasePatch(tc.rc, dcv1.DeploymentPhaseFailed, tc.reason)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := patch.Data(tc.rc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(data) != tc.want {
+				t.Errorf("patch =\n%s\nwant\n%s", data, tc.want)
+			}
+		})
+	}
+}

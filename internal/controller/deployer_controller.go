@@ -2,7 +2,9 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -275,26 +277,63 @@ func (r *DeployerReconciler) fail(ctx context.Context, rc *corev1.ReplicationCon
 }
 
 // setPhase writes a phase (and status reason) if the move is allowed; an
-// illegal move is never written.
+// illegal move is never written. The write is a JSON patch that first tests
+// the phase it moves from, so it cannot undo a move someone else (a user's
+// retry) made meanwhile, yet does not fail on unrelated changes to the RC
+// (its status, other annotations) as a resourceVersion check would.
 func (r *DeployerReconciler) setPhase(ctx context.Context, rc *corev1.ReplicationController, phase dcv1.DeploymentPhase, reason string) error {
 	current := deployment.Phase(rc)
 	if current == phase || !deployment.CanTransition(current, phase) {
 		return nil
 	}
-	patch := client.MergeFromWithOptions(rc.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	if rc.Annotations == nil {
-		rc.Annotations = map[string]string{}
-	}
-	rc.Annotations[dcv1.DeploymentPhaseAnnotation] = string(phase)
-	delete(rc.Annotations, dcv1.DeployerPodCreateFailingSinceAnnotation)
-	if reason != "" {
-		rc.Annotations[dcv1.DeploymentStatusReasonAnnotation] = reason
+	patch, err := phasePatch(rc, phase, reason)
+	if err != nil {
+		return err
 	}
 	if err := r.Client.Patch(ctx, rc, patch); err != nil {
+		if apierrors.IsInvalid(err) || apierrors.IsConflict(err) {
+			// The phase moved under us; the RC's event brings us back.
+			return nil
+		}
 		return fmt.Errorf("set phase of %s/%s to %s: %w", rc.Namespace, rc.Name, phase, client.IgnoreNotFound(err))
 	}
 	log.FromContext(ctx).Info("deployment phase", "rc", rc.Name, "from", current, "to", phase, "reason", reason)
 	return nil
+}
+
+// phasePatch builds the JSON patch of setPhase.
+func phasePatch(rc *corev1.ReplicationController, phase dcv1.DeploymentPhase, reason string) (client.Patch, error) {
+	path := func(key string) string {
+		return "/metadata/annotations/" + strings.ReplaceAll(strings.ReplaceAll(key, "~", "~0"), "/", "~1")
+	}
+	type op struct {
+		Op    string `json:"op"`
+		Path  string `json:"path"`
+		Value any    `json:"value,omitempty"`
+	}
+	var ops []op
+	if current, ok := rc.Annotations[dcv1.DeploymentPhaseAnnotation]; ok {
+		ops = append(ops, op{Op: "test", Path: path(dcv1.DeploymentPhaseAnnotation), Value: current})
+	} else {
+		// An RC made before phases were recorded: take the whole
+		// annotations map, guarded by the RC's version.
+		ops = append(ops, op{Op: "test", Path: "/metadata/resourceVersion", Value: rc.ResourceVersion})
+		if rc.Annotations == nil {
+			ops = append(ops, op{Op: "add", Path: "/metadata/annotations", Value: map[string]string{}})
+		}
+	}
+	ops = append(ops, op{Op: "add", Path: path(dcv1.DeploymentPhaseAnnotation), Value: string(phase)})
+	if reason != "" {
+		ops = append(ops, op{Op: "add", Path: path(dcv1.DeploymentStatusReasonAnnotation), Value: reason})
+	}
+	if _, ok := rc.Annotations[dcv1.DeployerPodCreateFailingSinceAnnotation]; ok {
+		ops = append(ops, op{Op: "remove", Path: path(dcv1.DeployerPodCreateFailingSinceAnnotation)})
+	}
+	data, err := json.Marshal(ops)
+	if err != nil {
+		return nil, fmt.Errorf("phase patch for %s/%s: %w", rc.Namespace, rc.Name, err)
+	}
+	return client.RawPatch(types.JSONPatchType, data), nil
 }
 
 // strategyTimeout is how long a deployment may wait for its deployer pod.
