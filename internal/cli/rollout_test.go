@@ -21,6 +21,8 @@ type commandCase struct {
 	objs  func(t *testing.T) []runtime.Object
 	args  []string
 	stdin string
+	// setup runs before the command, e.g. to start a fake controller.
+	setup func(t *testing.T, f *fixture)
 	check func(t *testing.T, f *fixture)
 }
 
@@ -34,6 +36,9 @@ func runCases(t *testing.T, cases []commandCase) {
 			}
 			f := newFixture(t, objs...)
 			f.stdin = tc.stdin
+			if tc.setup != nil {
+				tc.setup(t, f)
+			}
 			golden(t, f.run(tc.args...).String())
 			if tc.check != nil {
 				tc.check(t, f)

@@ -35,7 +35,10 @@ const DeployerRoleName = "deployconfig-deployer"
 
 // DeployerRules are the permissions of deployer (and custom strategy) pods:
 // read their deployment and its siblings, scale them, run and watch hook
-// pods and read their logs, and report events.
+// pods and read their logs, report events, and read the image pull secrets
+// of the deployment's pod template and service account, which tagImages
+// hooks push with. The controller holds each of these itself, as RBAC
+// requires of whoever grants them.
 func DeployerRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"replicationcontrollers"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
@@ -43,6 +46,9 @@ func DeployerRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch", "create", "delete"}},
 		{APIGroups: []string{""}, Resources: []string{"pods/log"}, Verbs: []string{"get"}},
 		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+		// get only: pull secrets are read by the names the template and its
+		// service account give, never listed or watched.
+		{APIGroups: []string{""}, Resources: []string{"secrets", "serviceaccounts"}, Verbs: []string{"get"}},
 	}
 }
 

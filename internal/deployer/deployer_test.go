@@ -18,6 +18,7 @@ import (
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	fc "github.com/deployconfig/deployconfig/internal/deployer/fakecluster"
 	"github.com/deployconfig/deployconfig/internal/deployment"
+	"github.com/deployconfig/deployconfig/internal/registry/registrytest"
 )
 
 const ns = "shop"
@@ -314,5 +315,65 @@ func TestRunRequiresNames(t *testing.T) {
 	err := Run(t.Context(), Options{Name: "web-1"})
 	if err == nil || !strings.Contains(err.Error(), "DC_DEPLOYMENT_NAMESPACE") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// TestRunTagImagesPostHook runs a whole rollout whose post hook tags the
+// deployed image in a registry: the tag is made once the new deployment is
+// available, and a tag the registry refuses fails the rollout (Abort).
+func TestRunTagImagesPostHook(t *testing.T) {
+	reg := registrytest.New(t)
+	digest := reg.Push(t, "web:1")
+	image := reg.Ref("web@" + digest.String())
+	// A registry the deployment has no credentials for.
+	locked := registrytest.New(t, registrytest.WithBasicAuth("someone", "else"))
+	tests := []struct {
+		name    string
+		target  string
+		wantOut string
+		wantErr string
+	}{
+		{
+			name:    "tagged after the rollout",
+			target:  reg.Ref("web:prod"),
+			wantOut: lines("--> Scaling web-1 to 3", "--> post: Tagged "+image+" as "+reg.Ref("web:prod"), "--> Success"),
+		},
+		{
+			name:    "a refused tag aborts",
+			target:  locked.Ref("web:prod"),
+			wantOut: lines("--> Scaling web-1 to 3", "--> post: Failed"),
+			wantErr: `post hook failed: tag the image of container "app" as ` + locked.Ref("web:prod") + ": ",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			s := dcv1.DeploymentStrategy{
+				Type: dcv1.DeploymentStrategyTypeRecreate,
+				RecreateParams: &dcv1.RecreateDeploymentStrategyParams{Post: &dcv1.LifecycleHook{
+					FailurePolicy: dcv1.LifecycleHookFailurePolicyAbort,
+					TagImages:     []dcv1.TagImageHook{{ContainerName: "app", To: corev1.ObjectReference{Kind: "DockerImage", Name: tt.target}}},
+				}},
+			}
+			r := rc(t, 1, s, dcv1.DeploymentPhaseRunning, 0)
+			r.Spec.Template.Spec.Containers[0].Image = image
+			cluster := fc.New(ctx, fc.Options{}, r)
+			defer cluster.Wait()
+			defer cancel()
+			var out bytes.Buffer
+			err := Run(ctx, Options{Namespace: ns, Name: "web-1", Out: &out, Client: cluster.Client})
+			if tt.wantErr == "" && err != nil {
+				t.Fatalf("unexpected error: %v\noutput:\n%s", err, out.String())
+			}
+			if tt.wantErr != "" && (err == nil || !strings.HasPrefix(err.Error(), tt.wantErr)) {
+				t.Fatalf("err = %v, want it to start with %q", err, tt.wantErr)
+			}
+			if out.String() != tt.wantOut {
+				t.Errorf("output:\n%s\nwant:\n%s", out.String(), tt.wantOut)
+			}
+			if tt.wantErr == "" && reg.Digest(t, "web:prod") != digest {
+				t.Errorf("web:prod does not point at %s", digest)
+			}
+		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/controller"
 	"github.com/deployconfig/deployconfig/internal/deployment"
 )
 
@@ -396,6 +397,11 @@ func TestDeployerAccountIsCreatedInTheNamespace(t *testing.T) {
 	role := &rbacv1.Role{}
 	if err := cluster.client.Get(ctx, key("deployconfig-deployer"), role); err != nil {
 		t.Fatalf("deployer role: %v", err)
+	}
+	// The controller could create it only because it holds every rule it
+	// grants (RBAC refuses escalation): this checks config/rbac too.
+	if !reflect.DeepEqual(role.Rules, controller.DeployerRules()) {
+		t.Errorf("deployer role rules %+v, want %+v", role.Rules, controller.DeployerRules())
 	}
 	binding := &rbacv1.RoleBinding{}
 	if err := cluster.client.Get(ctx, key("deployconfig-deployer"), binding); err != nil || binding.Subjects[0].Name != "deployer" {

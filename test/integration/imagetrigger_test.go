@@ -14,10 +14,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/controller"
+	hookexec "github.com/deployconfig/deployconfig/internal/deployer/hook"
 	"github.com/deployconfig/deployconfig/internal/imagetrigger"
 	"github.com/deployconfig/deployconfig/internal/registry"
 	"github.com/deployconfig/deployconfig/internal/registry/registrytest"
@@ -380,6 +383,67 @@ func TestImageTagImagesCopiesWithPullSecrets(t *testing.T) {
 	}
 	if tagged.Source.DigestStr() != digest.String() || tagged.Target.String() != reg.Ref("app:released") {
 		t.Errorf("tagged %s as %s", tagged.Source, tagged.Target)
+	}
+	if got := reg.Digest(t, "app:released"); got != digest {
+		t.Errorf("app:released points at %s, want %s", got, digest)
+	}
+}
+
+// TestTagImagesHookAsTheDeployer runs a tagImages hook as dc-deploy does,
+// under the deployer Role the controller creates in the namespace: the
+// Role lets it read the pull secret named by the template's service
+// account, and the tag is made with it.
+func TestTagImagesHookAsTheDeployer(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := testContext(t, time.Minute)
+	reg := registrytest.New(t, registrytest.WithBasicAuth("pusher", "secret"))
+	digest := reg.Push(t, "app:1")
+	mustCreate(t, pullSecret(ns, "push", reg.Host, "pusher", "secret"))
+	mustCreate(t, &corev1.ServiceAccount{
+		ObjectMeta:       metav1.ObjectMeta{Namespace: ns, Name: "app"},
+		ImagePullSecrets: []corev1.LocalObjectReference{{Name: "push"}},
+	})
+	// The first DeploymentConfig of the namespace makes the controller
+	// create the deployer's account and Role.
+	mustCreate(t, newDC(ns, "web", nil))
+	waitPod(t, ns, "web-1-deploy")
+
+	cfg := rest.CopyConfig(cluster.cfg)
+	cfg.Impersonate = rest.ImpersonationConfig{
+		UserName: "system:serviceaccount:" + ns + ":" + controller.DeployerServiceAccount,
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
+	}
+	deployer, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The authorizer learns of a new RoleBinding through a watch.
+	waitFor(t, "the deployer to read the pull secret", func(ctx context.Context) (bool, string, error) {
+		_, err := deployer.CoreV1().Secrets(ns).Get(ctx, "push", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		return true, "", nil
+	})
+
+	rc := &corev1.ReplicationController{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-1"},
+		Spec: corev1.ReplicationControllerSpec{Template: &corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			ServiceAccountName: "app",
+			Containers:         []corev1.Container{{Name: "web", Image: byDigest(reg, "app", digest)}},
+		}}},
+	}
+	post := &dcv1.LifecycleHook{
+		FailurePolicy: dcv1.LifecycleHookFailurePolicyAbort,
+		TagImages:     []dcv1.TagImageHook{{ContainerName: "web", To: corev1.ObjectReference{Kind: "DockerImage", Name: reg.Ref("app:released")}}},
+	}
+	var out strings.Builder
+	e := hookexec.NewExecutor(deployer, &out, &dcv1.DeploymentStrategy{}, time.Now().Add(time.Minute))
+	if err := e.Run(ctx, post, rc, hookexec.Post); err != nil {
+		t.Fatalf("tagImages hook: %v\noutput:\n%s", err, out.String())
+	}
+	if want := "--> post: Tagged " + byDigest(reg, "app", digest) + " as " + reg.Ref("app:released") + "\n"; out.String() != want {
+		t.Errorf("output %q, want %q", out.String(), want)
 	}
 	if got := reg.Digest(t, "app:released"); got != digest {
 		t.Errorf("app:released points at %s, want %s", got, digest)

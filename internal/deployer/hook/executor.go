@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,6 +17,7 @@ import (
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/deployer/observe"
+	"github.com/deployconfig/deployconfig/internal/registry"
 )
 
 // Default drain timings of a hook's log stream; see follower.drain.
@@ -28,15 +30,21 @@ const (
 // keeps waiting for it: the kubelet needs a moment to fail the pod.
 const deadlineSlack = time.Minute
 
+// registryUserAgent names dc-deploy in the requests of tagImages hooks, so
+// that registry operators can tell them apart.
+const registryUserAgent = "dc-deploy"
+
 // Executor runs the lifecycle hooks of one rollout.
 type Executor struct {
-	client   kubernetes.Interface
-	out      io.Writer
-	strategy *dcv1.DeploymentStrategy
-	deadline time.Time
+	client       kubernetes.Interface
+	out          io.Writer
+	strategy     *dcv1.DeploymentStrategy
+	deadline     time.Time
+	registryOpts registry.Options
 
-	// now, drainIdle and drainMax are fields so tests can shorten them.
+	// now, pause, drainIdle and drainMax are fields so tests can shorten them.
 	now       func() time.Time
+	pause     func(ctx context.Context, d time.Duration) error
 	drainIdle time.Duration
 	drainMax  time.Duration
 }
@@ -44,16 +52,21 @@ type Executor struct {
 // NewExecutor returns an Executor that creates hook pods with client, writes
 // the rollout's log lines and the hooks' logs to out, adds the strategy's
 // labels and annotations to hook pods, and gives each pod what is left until
-// deadline (the end of the rollout's active deadline) to run.
+// deadline (the end of the rollout's active deadline) to run. The same
+// deadline bounds the registry calls of tagImages hooks, which authenticate
+// with the pull secrets of the deployment's pod template, read through
+// client.
 func NewExecutor(client kubernetes.Interface, out io.Writer, strategy *dcv1.DeploymentStrategy, deadline time.Time) *Executor {
 	return &Executor{
-		client:    client,
-		out:       out,
-		strategy:  strategy,
-		deadline:  deadline,
-		now:       time.Now,
-		drainIdle: defaultDrainIdle,
-		drainMax:  defaultDrainMax,
+		client:       client,
+		out:          out,
+		strategy:     strategy,
+		deadline:     deadline,
+		registryOpts: registry.Options{remote.WithUserAgent(registryUserAgent)},
+		now:          time.Now,
+		pause:        sleep,
+		drainIdle:    defaultDrainIdle,
+		drainMax:     defaultDrainMax,
 	}
 }
 
@@ -64,15 +77,15 @@ func (e *Executor) Run(ctx context.Context, hook *dcv1.LifecycleHook, rc *corev1
 	if hook == nil {
 		return nil
 	}
-	if hook.ExecNewPod == nil {
-		if len(hook.TagImages) > 0 {
-			// tagImages needs a registry client (DESIGN §7), which comes
-			// later; skipping it keeps the rollout itself working.
-			fmt.Fprintf(e.out, "--> %s: tagImages hooks are not supported yet\n", hookType)
-		}
+	var err error
+	switch {
+	case hook.ExecNewPod != nil:
+		err = e.execNewPod(ctx, hook, rc, hookType)
+	case len(hook.TagImages) > 0:
+		err = e.tagImages(ctx, hook, rc, hookType)
+	default:
 		return nil
 	}
-	err := e.execNewPod(ctx, hook, rc, hookType)
 	if err == nil || ctx.Err() != nil {
 		return err
 	}
