@@ -9,6 +9,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -26,7 +27,8 @@ import (
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;create
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=create
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles,verbs=create;patch
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=create
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=deployconfig-system
 
 // DeployerRoleName names the Role and RoleBinding that give deployer pods
@@ -77,9 +79,19 @@ func (a *deployerAccess) ensure(ctx context.Context, namespace string) error {
 	meta := func(name string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: map[string]string{"app.kubernetes.io/managed-by": "dc-controller"}}
 	}
+	// The Role is applied rather than created, so that a namespace set up by
+	// an older controller gets the rules deployers need now. It goes first:
+	// RBAC lets a binding to a Role be created only once the Role exists.
+	role := rbacv1ac.Role(DeployerRoleName, namespace).
+		WithLabels(map[string]string{"app.kubernetes.io/managed-by": "dc-controller"})
+	for _, rule := range DeployerRules() {
+		role.WithRules(rbacv1ac.PolicyRule().WithAPIGroups(rule.APIGroups...).WithResources(rule.Resources...).WithVerbs(rule.Verbs...))
+	}
+	if err := a.client.Apply(ctx, role, client.FieldOwner("dc-controller"), client.ForceOwnership); err != nil {
+		return fmt.Errorf("apply deployer role %s/%s: %w", namespace, DeployerRoleName, err)
+	}
 	objects := []client.Object{
 		&corev1.ServiceAccount{ObjectMeta: meta(DeployerServiceAccount)},
-		&rbacv1.Role{ObjectMeta: meta(DeployerRoleName), Rules: DeployerRules()},
 		&rbacv1.RoleBinding{
 			ObjectMeta: meta(DeployerRoleName),
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: DeployerRoleName},

@@ -408,3 +408,20 @@ func TestDeployerAccountIsCreatedInTheNamespace(t *testing.T) {
 		t.Errorf("deployer role binding: %v %+v", err, binding.Subjects)
 	}
 }
+
+func TestStaleDeployerRoleIsUpdated(t *testing.T) {
+	ns := newNamespace(t)
+	// A Role as an older controller made it, with fewer rules.
+	mustCreate(t, &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "deployconfig-deployer"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get"}}},
+	})
+	mustCreate(t, newDC(ns, "web", nil))
+	waitFor(t, "the deployer role to carry today's rules", func(ctx context.Context) (bool, string, error) {
+		role := &rbacv1.Role{}
+		if err := cluster.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "deployconfig-deployer"}, role); err != nil {
+			return false, "", err
+		}
+		return reflect.DeepEqual(role.Rules, controller.DeployerRules()), fmt.Sprintf("%+v", role.Rules), nil
+	})
+}
