@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -35,6 +37,10 @@ const (
 	// serverLogLines is how much of dc-local serve's log a failed run
 	// prints.
 	serverLogLines = 300
+	// parallelTests is how many tests run at once unless -test.parallel
+	// says otherwise: the tests mostly wait for the cluster, so more of
+	// them than CPUs keeps a run short.
+	parallelTests = 8
 )
 
 // suite is the cluster the tests run against; TestMain sets it.
@@ -52,10 +58,22 @@ type environment struct {
 }
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	setDefaultParallelism()
 	if name := os.Getenv(reaperEnv); name != "" {
 		os.Exit(runReaper(name))
 	}
 	os.Exit(runSuite(m))
+}
+
+// setDefaultParallelism sets -test.parallel to parallelTests unless it was
+// given.
+func setDefaultParallelism() {
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", strconv.Itoa(parallelTests))
+	}
 }
 
 // runSuite creates the cluster, runs the tests and removes the cluster.

@@ -87,7 +87,7 @@ func TestKwokLeavesDeployerPodsToTheRuntime(t *testing.T) {
 // The CRD is installed: a DeploymentConfig applied with kubectl (the
 // sample, through its kustomization) is listed by `kubectl get dc`.
 func TestDeploymentConfigWithKubectl(t *testing.T) {
-	ns := newNamespace(t)
+	ns := dcNamespace(t)
 	established := kubectl(t, "get", "crd", "deploymentconfigs.apps.deployconfig.io",
 		"-o", `jsonpath={.status.conditions[?(@.type=="Established")].status}`)
 	if established != "True" {

@@ -187,7 +187,7 @@ spec:
 // in-process (Running, then Succeeded), the pre hook runs as a local
 // process, and the deployer's log holds the hook's output.
 func TestRecreateRolloutWithPreHook(t *testing.T) {
-	ns := newNamespace(t)
+	ns := dcNamespace(t)
 	deployerPod := deployment.DeployerPodName(deployment.Name("web", 1))
 	phases := watchPodPhases(t, ns, deployerPod)
 	applyYAML(t, ns, recreateWithPreHook)
