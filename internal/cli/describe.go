@@ -47,12 +47,13 @@ func (a *app) describe(ctx context.Context, name string) error {
 		return err
 	}
 	pods := map[string]podCounts{}
-	for _, rc := range newest(rcs, statusDeployments) {
+	shown := newest(rcs, statusDeployments)
+	for _, rc := range shown {
 		if pods[rc.Name], err = countPods(ctx, c, rc); err != nil {
 			return err
 		}
 	}
-	events, err := dcEvents(ctx, c, dc)
+	events, err := dcEvents(ctx, c, dc, shown)
 	if err != nil {
 		return err
 	}
@@ -221,19 +222,27 @@ func (a *app) describeDeployments(d *describer, dc *dcv1.DeploymentConfig, rcs [
 	}
 }
 
-// dcEvents returns the DeploymentConfig's events, oldest first.
-func dcEvents(ctx context.Context, c *Clients, dc *dcv1.DeploymentConfig) ([]corev1.Event, error) {
-	selector := fields.Set{"involvedObject.kind": "DeploymentConfig", "involvedObject.name": dc.Name}.AsSelector().String()
-	list, err := c.Kube.CoreV1().Events(dc.Namespace).List(ctx, metav1.ListOptions{FieldSelector: selector})
-	if err != nil {
-		return nil, fmt.Errorf("list the events of deploymentconfig %q: %w", dc.Name, err)
+// dcEvents returns the events of the DeploymentConfig and of the given
+// deployments (why a rollout failed or was cancelled is recorded on its RC),
+// oldest first.
+func dcEvents(ctx context.Context, c *Clients, dc *dcv1.DeploymentConfig, rcs []*corev1.ReplicationController) ([]corev1.Event, error) {
+	objects := []struct{ kind, name string }{{"DeploymentConfig", dc.Name}}
+	for _, rc := range rcs {
+		objects = append(objects, struct{ kind, name string }{"ReplicationController", rc.Name})
 	}
 	var events []corev1.Event
-	for _, e := range list.Items {
-		// A server that ignores the field selector still gets the right
-		// answer.
-		if e.InvolvedObject.Kind == "DeploymentConfig" && e.InvolvedObject.Name == dc.Name {
-			events = append(events, e)
+	for _, o := range objects {
+		selector := fields.Set{"involvedObject.kind": o.kind, "involvedObject.name": o.name}.AsSelector().String()
+		list, err := c.Kube.CoreV1().Events(dc.Namespace).List(ctx, metav1.ListOptions{FieldSelector: selector})
+		if err != nil {
+			return nil, fmt.Errorf("list the events of %s %q: %w", strings.ToLower(o.kind), o.name, err)
+		}
+		for _, e := range list.Items {
+			// A server that ignores the field selector still gets the
+			// right answer.
+			if e.InvolvedObject.Kind == o.kind && e.InvolvedObject.Name == o.name {
+				events = append(events, e)
+			}
 		}
 	}
 	sort.SliceStable(events, func(i, j int) bool { return eventTime(events[i]).Before(eventTime(events[j])) })

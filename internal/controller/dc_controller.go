@@ -66,6 +66,10 @@ func (r *DeploymentConfigReconciler) Reconcile(ctx context.Context, req reconcil
 		return r.writeStatus(ctx, dc, original, rcs, nil)
 	}
 	if err := r.access.ensure(ctx, dc.Namespace); err != nil {
+		if isNamespaceTerminating(err) {
+			// Nothing can be created there any more; the DC is going away.
+			return reconcile.Result{}, nil
+		}
 		return reconcile.Result{}, err
 	}
 	if dc.Spec.Paused {
@@ -86,9 +90,13 @@ func (r *DeploymentConfigReconciler) Reconcile(ctx context.Context, req reconcil
 	}
 	if latest == nil {
 		createErr := r.startDeployment(ctx, dc, rcs)
+		if isNamespaceTerminating(createErr) {
+			return reconcile.Result{}, nil
+		}
 		result, err := r.writeStatus(ctx, dc, original, rcs, createErr)
 		if err == nil && createErr != nil {
-			err = createErr
+			// The error requeues the sync; a Requeue result would be ignored.
+			return reconcile.Result{}, createErr
 		}
 		return result, err
 	}
@@ -245,6 +253,9 @@ func (r *DeploymentConfigReconciler) createDeployment(ctx context.Context, dc *d
 	if apierrors.IsAlreadyExists(err) {
 		return r.checkExisting(ctx, dc, rc.Name)
 	}
+	if isNamespaceTerminating(err) {
+		return err
+	}
 	if err != nil {
 		r.Recorder.Eventf(dc, nil, corev1.EventTypeWarning, EventDeploymentCreationFailed, "Create",
 			"Couldn't deploy version %d: %v", dc.Status.LatestVersion, err)
@@ -268,6 +279,12 @@ func (r *DeploymentConfigReconciler) checkExisting(ctx context.Context, dc *dcv1
 		return err
 	}
 	return nil
+}
+
+// isNamespaceTerminating reports whether err says the namespace is being
+// deleted, where nothing new can be created and retrying is pointless.
+func isNamespaceTerminating(err error) bool {
+	return err != nil && apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause)
 }
 
 // cancelDeployment marks a running deployment cancelled; its deployer
@@ -370,11 +387,14 @@ func (r *DeploymentConfigReconciler) writeStatus(ctx context.Context, dc *dcv1.D
 		return reconcile.Result{}, nil
 	}
 	if err := r.Client.Status().Update(ctx, dc); err != nil {
-		if apierrors.IsConflict(err) {
+		switch {
+		case apierrors.IsNotFound(err):
+			return reconcile.Result{}, nil
+		case apierrors.IsConflict(err):
 			// A newer version of the object is on its way through the cache.
 			return reconcile.Result{Requeue: true}, nil
 		}
-		return reconcile.Result{}, fmt.Errorf("update status of %s/%s: %w", dc.Namespace, dc.Name, client.IgnoreNotFound(err))
+		return reconcile.Result{}, fmt.Errorf("update status of %s/%s: %w", dc.Namespace, dc.Name, err)
 	}
 	return reconcile.Result{}, nil
 }
