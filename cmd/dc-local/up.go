@@ -77,11 +77,37 @@ func runUp(ctx context.Context, out io.Writer, g *globalFlags, f *upFlags) error
 		return err
 	}
 	rolloutErr := waitSamples(ctx, out, cluster, namespace, dcs, f.wait)
+	if rolloutErr == nil && len(dcs) > 0 {
+		rolloutErr = showSecondRollout(ctx, out, cluster, namespace, dcs[0], f.wait)
+	}
 	if err := showDeploymentConfigs(ctx, out, cluster, namespace); err != nil {
 		return err
 	}
 	printNextSteps(out, cluster, o.BinDir, server, time.Since(start))
 	return rolloutErr
+}
+
+// showSecondRollout changes a sample's pod template, as a user would, and
+// shows the rollout its ConfigChange trigger starts.
+func showSecondRollout(ctx context.Context, out io.Writer, cluster *playground.Cluster, namespace, name string, timeout time.Duration) error {
+	before, err := cluster.ChangeTemplate(ctx, namespace, name)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nChanged the pod template of dc/%s; waiting for the rollout it triggers...\n", name)
+	start := time.Now()
+	r, err := cluster.WaitRollout(ctx, namespace, name, timeout, func(r playground.Rollout) bool {
+		return r.Version > before && r.Done()
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "dc/%s: deployment #%d %s (%s)\n", name, r.Version, r.Phase(), time.Since(start).Round(100*time.Millisecond))
+	showDeployerLog(ctx, out, cluster, namespace, r.RC.Name)
+	if r.Phase() != dcv1.DeploymentPhaseComplete {
+		return fmt.Errorf("the rollout of dc/%s failed: %s", name, r.RC.Annotations[dcv1.DeploymentStatusReasonAnnotation])
+	}
+	return nil
 }
 
 // startServer starts `dc-local serve` for the cluster in the background,

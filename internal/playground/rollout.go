@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -118,4 +119,26 @@ func (c *Cluster) DeployerLog(ctx context.Context, namespace, rcName string) (st
 		return "", fmt.Errorf("reading the log of pod %s/%s: %w", namespace, pod, err)
 	}
 	return string(data), nil
+}
+
+// ChangeTemplate makes a change to a DeploymentConfig's pod template (an
+// annotation with the time), which its ConfigChange trigger rolls out; it
+// returns the latestVersion before the change.
+func (c *Cluster) ChangeTemplate(ctx context.Context, namespace, name string) (int64, error) {
+	dyn, err := dynamic.NewForConfig(c.Config)
+	if err != nil {
+		return 0, fmt.Errorf("making a client: %w", err)
+	}
+	before, err := latestRollout(ctx, dyn, c.Clientset, namespace, name)
+	if err != nil {
+		return 0, err
+	}
+	patch := fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{%q:%q}}}}}`,
+		dcv1.KeyPrefix+"playground-change", time.Now().UTC().Format(time.RFC3339Nano))
+	_, err = dyn.Resource(dcv1.GroupVersion.WithResource("deploymentconfigs")).Namespace(namespace).
+		Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	if err != nil {
+		return 0, fmt.Errorf("changing the template of deploymentconfig %s/%s: %w", namespace, name, err)
+	}
+	return before.Version, nil
 }

@@ -101,16 +101,18 @@ func TestDeploymentConfigWithKubectl(t *testing.T) {
 
 	out = kubectl(t, "get", "dc", "-n", ns)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 2 {
-		t.Fatalf("kubectl get dc: want a header and one row, got:\n%s", out)
+	if len(lines) != 3 {
+		t.Fatalf("kubectl get dc: want a header and the two samples, got:\n%s", out)
 	}
 	for _, column := range []string{"NAME", "REVISION", "DESIRED", "CURRENT", "TRIGGERED BY", "AGE"} {
 		if !strings.Contains(lines[0], column) {
 			t.Errorf("kubectl get dc: header %q lacks %s", lines[0], column)
 		}
 	}
-	if fields := strings.Fields(lines[1]); len(fields) < 3 || fields[0] != "hello" || !strings.Contains(lines[1], "ConfigChange") {
-		t.Errorf("kubectl get dc: row %q, want hello with its ConfigChange trigger", lines[1])
+	for i, name := range []string{"hello", "recreate"} {
+		if fields := strings.Fields(lines[i+1]); len(fields) < 3 || fields[0] != name || !strings.Contains(lines[i+1], "ConfigChange") {
+			t.Errorf("kubectl get dc: row %q, want %s with its ConfigChange trigger", lines[i+1], name)
+		}
 	}
 	if replicas := kubectl(t, "get", "dc", "hello", "-n", ns, "-o", "jsonpath={.spec.replicas}"); replicas != "3" {
 		t.Errorf("spec.replicas of hello: %q, want 3", replicas)
