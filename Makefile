@@ -6,6 +6,12 @@ BIN := $(CURDIR)/bin
 export PATH := $(BIN):$(PATH)
 
 GO_PACKAGES := ./...
+
+# The corpus of real OpenShift manifests lives beside the checkout
+# (../shared/compat); a clone elsewhere on the same machine finds it at its
+# usual place.
+DC_COMPAT_DIR ?= $(firstword $(wildcard $(CURDIR)/../shared/compat /work/shared/compat))
+export DC_COMPAT_DIR
 # Unit tests: everything except the integration and end-to-end suites.
 UNIT_PACKAGES = $(shell go list ./... | grep -Ev "/test/(integration|e2e)")
 

@@ -15,9 +15,16 @@ import (
 	"github.com/deployconfig/deployconfig/internal/playground"
 )
 
-// compatManifest is a real OpenShift DeploymentConfig manifest of the
-// shared compatibility corpus.
-const compatManifest = "../../../shared/compat/openshift-origin/deployment-simple.yaml"
+// compatManifest returns a real OpenShift DeploymentConfig manifest of the
+// shared compatibility corpus ($DC_COMPAT_DIR, which `make test` sets, or
+// ../shared/compat beside the checkout).
+func compatManifest() string {
+	dir := os.Getenv("DC_COMPAT_DIR")
+	if dir == "" {
+		dir = "../../../shared/compat"
+	}
+	return filepath.Join(dir, "openshift-origin", "deployment-simple.yaml")
+}
 
 // statusWait is `kubectl dc rollout status NAME -w` with a bound, so that a
 // rollout that never ends fails the test instead of hanging it.
@@ -241,10 +248,10 @@ func TestCLIPausedDeploymentConfig(t *testing.T) {
 func TestCLIConvertedManifestRollsOut(t *testing.T) {
 	t.Parallel()
 	ns := dcNamespace(t)
-	converted := kubectlDC(t, ns, "convert", "-f", compatManifest)
+	converted := kubectlDC(t, ns, "convert", "-f", compatManifest())
 	// The manifest uses nothing that cannot carry over: no warning.
 	if converted.code != 0 || converted.stderr != "" || !strings.Contains(converted.stdout, "apiVersion: apps.deployconfig.io/v1\n") {
-		t.Fatalf("kubectl dc convert -f %s: %s", compatManifest, converted)
+		t.Fatalf("kubectl dc convert -f %s: %s", compatManifest(), converted)
 	}
 	applied := run(t, converted.stdout, "kubectl", "apply", "-n", ns, "-f", "-")
 	if applied.code != 0 || applied.stdout != "deploymentconfig.apps.deployconfig.io/deployment-simple created\n" {
