@@ -97,11 +97,14 @@ func TestSamplesKustomization(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ns != "" || len(objs) != 1 || objs[0].GetKind() != "DeploymentConfig" || objs[0].GetName() != "hello" {
-		t.Fatalf("samples: namespace %q, %d objects; want the hello DeploymentConfig", ns, len(objs))
+	want := []string{"hello", "recreate"}
+	if ns != "" || len(objs) != len(want) {
+		t.Fatalf("samples: namespace %q, %d objects; want the DeploymentConfigs %v", ns, len(objs), want)
 	}
-	if objs[0].GetAPIVersion() != "apps.deployconfig.io/v1" {
-		t.Errorf("hello's apiVersion is %s", objs[0].GetAPIVersion())
+	for i, obj := range objs {
+		if obj.GetKind() != "DeploymentConfig" || obj.GetName() != want[i] || obj.GetAPIVersion() != "apps.deployconfig.io/v1" {
+			t.Errorf("sample %d is %s %s/%s, want apps.deployconfig.io/v1 DeploymentConfig %s", i, obj.GetAPIVersion(), obj.GetKind(), obj.GetName(), want[i])
+		}
 	}
 }
 
