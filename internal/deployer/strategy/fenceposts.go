@@ -2,6 +2,7 @@ package strategy
 
 import (
 	"fmt"
+	"math"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -34,7 +35,8 @@ func scaled(v *intstr.IntOrString, desired int32, roundUp bool) (int32, error) {
 	if err != nil {
 		return 0, err
 	}
-	return int32(max(n, 0)), nil
+	// A huge percentage saturates rather than wrapping around.
+	return int32(min(max(n, 0), math.MaxInt32)), nil
 }
 
 // minAvailable is how many pods must stay available during a rolling update.
@@ -49,14 +51,15 @@ func scaleUpTarget(desired, surge, oldReplicas, newReplicas int32) int32 {
 	if newReplicas >= desired {
 		return desired
 	}
-	increment := desired + surge - (oldReplicas + newReplicas)
+	// int64, so that a saturated surge cannot overflow.
+	increment := int64(desired) + int64(surge) - int64(oldReplicas) - int64(newReplicas)
 	if oldReplicas == 0 {
-		increment = desired - newReplicas
+		increment = int64(desired - newReplicas)
 	}
 	if increment <= 0 {
 		return newReplicas
 	}
-	return min(newReplicas+increment, desired)
+	return int32(min(int64(newReplicas)+increment, int64(desired)))
 }
 
 // scaleDownTarget is the old RC's next replica count: as low as possible

@@ -100,7 +100,7 @@ func (p *pair) rolledOver(desired int32) bool {
 // availability to change; standing still for the whole timeout fails.
 func (r *Rollout) roll(ctx context.Context, plan rollingPlan, from, to *corev1.ReplicationController) (Outcome, *corev1.ReplicationController, error) {
 	r.printf("--> Scaling up %s from %d to %d, scaling down %s from %d to 0 (keep %d pods available, don't exceed %d pods)",
-		to.Name, deployment.Replicas(to), plan.desired, from.Name, deployment.Replicas(from), plan.minAvailable, plan.desired+plan.surge)
+		to.Name, deployment.Replicas(to), plan.desired, from.Name, deployment.Replicas(from), plan.minAvailable, int64(plan.desired)+int64(plan.surge))
 	p := &pair{from: from, to: to}
 	deadline := r.now().Add(plan.timeout)
 	for !p.rolledOver(plan.desired) {
