@@ -9,27 +9,40 @@ import (
 // "spec.template.spec.containers[0].args". A path that does not resolve is
 // left alone: the field is then already absent.
 func deletePath(obj map[string]any, path string) {
-	parts := strings.Split(path, ".")
-	var cur any = obj
-	for i, part := range parts {
-		name, indexes := splitIndexes(part)
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return
+	deleteParts(obj, strings.Split(path, "."))
+}
+
+// deleteParts removes the field the path parts lead to. A key may itself
+// hold dots (a field path does not quote them), so at each level it tries
+// the longest run of parts that names a key first.
+func deleteParts(cur any, parts []string) bool {
+	m, ok := cur.(map[string]any)
+	if !ok || len(parts) == 0 {
+		return false
+	}
+	for n := len(parts); n >= 1; n-- {
+		name, indexes := splitIndexes(strings.Join(parts[:n], "."))
+		child, found := m[name]
+		if !found {
+			continue
 		}
-		if i == len(parts)-1 && len(indexes) == 0 {
+		if n == len(parts) && len(indexes) == 0 {
 			delete(m, name)
-			return
+			return true
 		}
-		cur = m[name]
 		for _, index := range indexes {
-			list, ok := cur.([]any)
+			list, ok := child.([]any)
 			if !ok || index < 0 || index >= len(list) {
-				return
+				child = nil
+				break
 			}
-			cur = list[index]
+			child = list[index]
+		}
+		if child != nil && deleteParts(child, parts[n:]) {
+			return true
 		}
 	}
+	return false
 }
 
 // splitIndexes splits "containers[0]" into "containers" and [0].
