@@ -3,6 +3,7 @@ package convert
 import (
 	"fmt"
 	"strings"
+	"unicode"
 )
 
 // ImageRegistry is where the images of converted ImageStreams live. It has
@@ -30,7 +31,8 @@ func ParseImageRegistry(value string) (*ImageRegistry, error) {
 		return nil, fmt.Errorf("expected HOST or HOST/PATH, e.g. registry.example.com/team, got an empty value")
 	case strings.Contains(v, "://"):
 		return nil, fmt.Errorf("expected HOST or HOST/PATH without a scheme, e.g. registry.example.com/team, got %q", value)
-	case strings.ContainsAny(v, "@ \t") || strings.HasSuffix(v, "/") || strings.Contains(v, "//"):
+	case strings.ContainsAny(v, "@ \t") || strings.HasSuffix(v, "/") || strings.Contains(v, "//") ||
+		strings.ContainsFunc(v, unicode.IsControl):
 		return nil, fmt.Errorf("expected HOST or HOST/PATH, e.g. registry.example.com/team, got %q", value)
 	}
 	host, path, _ := strings.Cut(v, "/")
