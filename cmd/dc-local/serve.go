@@ -17,7 +17,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/deployconfig/deployconfig/internal/controller"
 	"github.com/deployconfig/deployconfig/internal/playground"
 	"github.com/deployconfig/deployconfig/internal/podruntime"
 )
@@ -46,6 +45,9 @@ type serveFlags struct {
 	runtimeQPS    float32
 	runtimeBurst  int
 	verbosity     int
+	// controller runs dc-controller in serve; without it serve is only
+	// the pod runtime (see serve_controller.go).
+	controller bool
 }
 
 func newServeCommand(g *globalFlags) *cobra.Command {
@@ -75,6 +77,7 @@ stopping the background one. Only one runs per cluster.`,
 	fl.Float32Var(&f.runtimeQPS, "runtime-kube-api-qps", 50, "queries per second of the pod runtime's own client (a kubelet's default)")
 	fl.IntVar(&f.runtimeBurst, "runtime-kube-api-burst", 100, "burst of the pod runtime's own client (a kubelet's default)")
 	fl.IntVar(&f.verbosity, "log-level", 0, "log verbosity (0: info, higher: more detail)")
+	addControllerFlag(fl, f)
 	return cmd
 }
 
@@ -110,12 +113,7 @@ func runServe(ctx context.Context, g *globalFlags, f *serveFlags) error {
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig %s: %w", kubeconfig, err)
 	}
-	mgr, err := controller.NewManager(controllerConfig(cfg), controller.Options{
-		DeployerImage: f.deployerImage,
-		Workers:       f.workers,
-		MetricsAddr:   f.metricsAddr,
-		HealthAddr:    f.healthAddr,
-	})
+	runController, err := newController(cfg, f)
 	if err != nil {
 		return err
 	}
@@ -135,8 +133,8 @@ func runServe(ctx context.Context, g *globalFlags, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
-	log.Info("dc-local serve", "cluster", o.Name, "pid", os.Getpid(), "deployerImage", f.deployerImage)
-	return runBoth(ctx, log, mgr.Start, rt.Run, func(ctx context.Context) error {
+	log.Info("dc-local serve", "cluster", o.Name, "pid", os.Getpid(), "deployerImage", f.deployerImage, "controller", f.controller)
+	return runBoth(ctx, log, runController, rt.Run, func(ctx context.Context) error {
 		return watchCluster(ctx, o, clusterCheckInterval)
 	})
 }

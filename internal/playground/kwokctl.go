@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -20,7 +21,7 @@ const kwokctlGrace = 30 * time.Second
 // runtime with the real kube-controller-manager and kube-scheduler, kwok's
 // stages from configFile, and no change to the user's own kubeconfig.
 func createArgs(o Options, configFile string) []string {
-	return []string{
+	args := []string{
 		"--config", configFile,
 		"create", "cluster",
 		"--name", o.Name,
@@ -34,6 +35,10 @@ func createArgs(o Options, configFile string) []string {
 		"--kubeconfig=",
 		"--wait", o.Wait.String(),
 	}
+	if o.APIServerPort != 0 {
+		args = append(args, "--kube-apiserver-port", strconv.Itoa(o.APIServerPort))
+	}
+	return args
 }
 
 // kwokCRDs are the kwok resources that kwok reads from the cluster rather

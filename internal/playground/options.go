@@ -63,6 +63,12 @@ type Options struct {
 	Log io.Writer
 	// Verbose also copies kwokctl's own output to Log.
 	Verbose bool
+	// APIServerPort is the kube-apiserver's port; 0 lets kwokctl pick one.
+	// kwokctl hands every new cluster the highest free ports below 32768,
+	// so a cluster whose kube-apiserver is restarted (chaos tests) takes a
+	// port of its own, outside that range: otherwise another cluster made
+	// meanwhile could take the port it left for a moment.
+	APIServerPort int
 }
 
 // DefaultNodeCapacity is room for thousands of pods on each fake node.

@@ -6,7 +6,10 @@
 //   - no deployer pod leaves a finished phase;
 //   - a Rolling rollout never runs more than desired + maxSurge pods;
 //   - no ReplicationController has an empty image;
-//   - every ReplicationController of a DeploymentConfig is controlled by it.
+//   - every ReplicationController of a DeploymentConfig is controlled by it
+//     (by the DeploymentConfig of that name that exists, for RCs made since
+//     it was created);
+//   - a DeploymentConfig's status.latestVersion never goes down.
 //
 // Checks run on every watch event against the informers' stores, which
 // always hold a state the cluster was really in, so a violation is never a
@@ -50,6 +53,9 @@ func (v Violation) String() string {
 type Checker struct {
 	pods cache.Indexer
 	rcs  cache.Indexer
+	// dcs holds the DeploymentConfigs as unstructured objects; nil when
+	// the checker does not watch them.
+	dcs  cache.Indexer
 	stop context.CancelFunc
 
 	mu         sync.Mutex
@@ -67,8 +73,13 @@ func Start(ctx context.Context, cfg *rest.Config, namespace string) (*Checker, e
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(namespace))
 	podInformer := factory.Core().V1().Pods().Informer()
 	rcInformer := factory.Core().V1().ReplicationControllers().Informer()
+	dcFactory, dcInformer, err := deploymentConfigInformer(cfg, namespace)
+	if err != nil {
+		return nil, err
+	}
 	runCtx, cancel := context.WithCancel(ctx)
 	c := newChecker(podInformer.GetIndexer(), rcInformer.GetIndexer())
+	c.dcs = dcInformer.GetIndexer()
 	c.stop = cancel
 	handler := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.observe(obj) },
@@ -82,10 +93,15 @@ func Start(ctx context.Context, cfg *rest.Config, namespace string) (*Checker, e
 		cancel()
 		return nil, err
 	}
+	if _, err := dcInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: c.observeDeploymentConfig}); err != nil {
+		cancel()
+		return nil, err
+	}
 	factory.Start(runCtx.Done())
+	dcFactory.Start(runCtx.Done())
 	syncCtx, syncCancel := context.WithTimeout(runCtx, time.Minute)
 	defer syncCancel()
-	if !cache.WaitForCacheSync(syncCtx.Done(), podInformer.HasSynced, rcInformer.HasSynced) {
+	if !cache.WaitForCacheSync(syncCtx.Done(), podInformer.HasSynced, rcInformer.HasSynced, dcInformer.HasSynced) {
 		cancel()
 		return nil, fmt.Errorf("invariants: caches did not sync")
 	}
@@ -107,6 +123,7 @@ func newChecker(pods, rcs cache.Indexer) *Checker {
 func (c *Checker) Stop() []Violation {
 	c.stop()
 	c.checkOwners()
+	c.checkOwnerUIDs()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]Violation(nil), c.violations...)

@@ -1,0 +1,151 @@
+// Command dc-bench benchmarks deployconfig against the Kubernetes
+// Deployment controller on a playground cluster (issue 7) and writes the
+// report to bench/results; bench/README.md explains how to read it.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/deployconfig/deployconfig/internal/bench"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintf(os.Stderr, "dc-bench: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	o, err := parseFlags(os.Args[1:])
+	if err != nil {
+		return err
+	}
+	if o.ProfileDir == "" {
+		// dc-bench's own controller-runtime client logs nothing worth
+		// showing; with --profile the in-process controller sets its logger.
+		ctrllog.SetLogger(logr.Discard())
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	_, out, err := bench.Run(ctx, o)
+	if out.Markdown != "" {
+		fmt.Printf("Report: %s\nData:   %s\nChart:  %s\n", out.Markdown, out.JSON, out.Chart)
+	}
+	return err
+}
+
+// parseFlags turns the command line into benchmark options.
+func parseFlags(args []string) (bench.Options, error) {
+	o := bench.DefaultOptions()
+	fs := flag.NewFlagSet("dc-bench", flag.ContinueOnError)
+	quick := fs.Bool("quick", false, "smoke run: N=20, small footprint sizes; finishes in a few minutes")
+	root := fs.String("root", ".", "the deployconfig checkout (config/crd/bases)")
+	bin := fs.String("bin", "", "directory of the cluster's binaries and dc-controller (default: ROOT/bin)")
+	fs.StringVar(&o.OutDir, "out", "", "where the report goes (default: ROOT/bench/results)")
+	fs.StringVar(&o.Name, "name", o.Name, "name of the benchmark's kwok cluster (replaced if it exists)")
+	fs.StringVar(&o.Workdir, "workdir", "", "kwokctl's working directory (default: $KWOK_WORKDIR or ~/.kwok)")
+	fs.BoolVar(&o.Keep, "keep", false, "leave the cluster running afterwards")
+	scenarios := fs.String("scenarios", strings.Join(bench.AllScenarios(), ","), "scenarios to run, comma-separated")
+	systems := fs.String("systems", "", "limit the rollout scenarios to DeploymentConfig or Deployment (default both)")
+	fs.StringVar(&o.Label, "label", "", "add this to the output files' names (<date>-<label>.*)")
+	sizes := fs.String("sizes", joinInts(o.Sizes), "N of the throughput scenario, comma-separated")
+	fs.Func("replicas", fmt.Sprintf("replicas of each DC and Deployment (default %d)", o.Replicas), func(s string) error {
+		n, err := strconv.ParseInt(s, 10, 32)
+		o.Replicas = int32(n)
+		return err
+	})
+	fs.IntVar(&o.Nodes, "nodes", o.Nodes, "fake (kwok) nodes")
+	fs.IntVar(&o.LatencySamples, "latency-samples", o.LatencySamples, "rollouts one at a time for the latency at idle")
+	footprint := fs.String("footprint-sizes", joinInts(o.FootprintSizes), "DC counts of the footprint scenario, comma-separated")
+	fs.IntVar(&o.FootprintRevisions, "footprint-revisions", o.FootprintRevisions, "revisions each DC of the footprint scenario keeps")
+	fs.IntVar(&o.RawCreates, "raw-creates", o.RawCreates, "RC creates of the raw write throughput")
+	fs.IntVar(&o.RawConcurrency, "raw-concurrency", o.RawConcurrency, "concurrent clients of the raw write throughput")
+	fs.Float64Var(&o.ControllerQPS, "controller-qps", o.ControllerQPS, "dc-controller's client QPS (kube-controller-manager's default)")
+	fs.IntVar(&o.ControllerBurst, "controller-burst", o.ControllerBurst, "dc-controller's client burst (kube-controller-manager's default)")
+	fs.IntVar(&o.ControllerWorkers, "controller-workers", o.ControllerWorkers, "dc-controller's workers per controller")
+	fs.Float64Var(&o.BenchQPS, "bench-qps", o.BenchQPS, "dc-bench's own client QPS")
+	fs.DurationVar(&o.PhaseTimeout, "phase-timeout", o.PhaseTimeout, "how long one phase may take")
+	fs.StringVar(&o.ProfileDir, "profile", "", "run dc-controller inside dc-bench for the rollout scenarios and write CPU and heap profiles to this directory")
+	fs.DurationVar(&o.Settle, "settle", o.Settle, "how long each phase is watched after its last rollout")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if *quick {
+		o = bench.QuickOptions(o)
+	}
+	// Explicit size flags win over --quick's.
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "sizes":
+			o.Sizes, err = parseInts(*sizes)
+		case "footprint-sizes":
+			o.FootprintSizes, err = parseInts(*footprint)
+		}
+	})
+	if err != nil {
+		return o, err
+	}
+	o.Scenarios = strings.Split(*scenarios, ",")
+	if *systems != "" {
+		o.Systems = strings.Split(*systems, ",")
+	}
+	o.Root, o.BinDir = *root, *bin
+	if o.BinDir == "" {
+		o.BinDir = filepath.Join(o.Root, "bin")
+	}
+	if o.OutDir == "" {
+		o.OutDir = filepath.Join(o.Root, "bench", "results")
+	}
+	o.Log = os.Stderr
+	return o, absPaths(&o)
+}
+
+// absPaths makes the directories absolute: kwokctl and dc-controller run
+// elsewhere.
+func absPaths(o *bench.Options) error {
+	for _, p := range []*string{&o.Root, &o.BinDir, &o.OutDir, &o.ProfileDir} {
+		if *p == "" {
+			continue
+		}
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			return err
+		}
+		*p = abs
+	}
+	return nil
+}
+
+// parseInts parses "200,1000".
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil {
+			return nil, fmt.Errorf("invalid size %q", part)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func joinInts(v []int) string {
+	parts := make([]string, len(v))
+	for i, n := range v {
+		parts[i] = strconv.Itoa(n)
+	}
+	return strings.Join(parts, ",")
+}

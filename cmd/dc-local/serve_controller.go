@@ -1,0 +1,40 @@
+package main
+
+import (
+	"context"
+
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/rest"
+
+	"github.com/deployconfig/deployconfig/internal/controller"
+)
+
+// addControllerFlag adds --controller, which lets serve run the pod runtime
+// alone: dc-controller then runs as processes of its own, e.g. several
+// replicas with leader election, or one that chaos tests kill and restart,
+// while deployer and hook pods keep running.
+func addControllerFlag(fl *pflag.FlagSet, f *serveFlags) {
+	fl.BoolVar(&f.controller, "controller", true, "also run dc-controller; with --controller=false serve is only the pod runtime, for a dc-controller run separately")
+}
+
+// newController returns what runs dc-controller in serve: its manager's
+// Start, or, with --controller=false, a function that only waits for the
+// end of serve.
+func newController(cfg *rest.Config, f *serveFlags) (func(context.Context) error, error) {
+	if !f.controller {
+		return func(ctx context.Context) error {
+			<-ctx.Done()
+			return nil
+		}, nil
+	}
+	mgr, err := controller.NewManager(controllerConfig(cfg), controller.Options{
+		DeployerImage: f.deployerImage,
+		Workers:       f.workers,
+		MetricsAddr:   f.metricsAddr,
+		HealthAddr:    f.healthAddr,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return mgr.Start, nil
+}

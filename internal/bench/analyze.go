@@ -1,0 +1,232 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/deployconfig/deployconfig/internal/bench/audit"
+	"github.com/deployconfig/deployconfig/internal/bench/report"
+	"github.com/deployconfig/deployconfig/internal/bench/stats"
+	"github.com/deployconfig/deployconfig/internal/deployment"
+)
+
+// Client settings of the components dc-bench does not configure, stated
+// in the report: kube-controller-manager's defaults (kwokctl passes none),
+// and what the pod runtime gives each deployer (client-go's defaults, as
+// the dc-deploy binary has in a deployer pod).
+const (
+	kcmQPS         = 20
+	kcmBurst       = 30
+	kcmConcurrency = "--concurrent-rc-syncs, --concurrent-replicaset-syncs and --concurrent-deployment-syncs 5 (defaults)"
+	deployerQPS    = 5
+	deployerBurst  = 10
+)
+
+// ledger is what the audit log says about the run.
+type ledger struct {
+	tally *audit.Tally
+	// triggers are the completion times of dc-bench's creates and
+	// patches of DCs and Deployments, keyed namespace/name/verb.
+	triggers *audit.Times
+	// deployerPods are when dc-controller created each deployer pod,
+	// keyed namespace/name.
+	deployerPods *audit.Times
+}
+
+// readLedger reads the audit log once, counting each window: first the
+// phases' windows, then the footprint measurements'.
+func (r *runner) readLedger() (*ledger, error) {
+	var windows []audit.Window
+	for _, p := range r.records {
+		windows = append(windows, audit.Window{Namespace: p.Namespace, From: p.Start, To: p.End})
+	}
+	for _, f := range r.footprints {
+		windows = append(windows, f.window)
+	}
+	l := &ledger{
+		tally: audit.NewTally(windows...),
+		triggers: audit.NewTimes(func(e audit.Event) (string, bool) {
+			res := e.Resource()
+			ok := audit.Actor(e) == audit.ActorBench && e.Succeeded() && (e.Verb == "create" || e.Verb == "patch") &&
+				(res == "deploymentconfigs" || res == "deployments")
+			return e.Namespace() + "/" + e.Name() + "/" + e.Verb, ok
+		}),
+		deployerPods: audit.NewTimes(func(e audit.Event) (string, bool) {
+			ok := audit.Actor(e) == audit.ActorDCController && e.Verb == "create" && e.Succeeded() &&
+				audit.CategoryOf(e) == audit.CategoryDeployerPods
+			return e.Namespace() + "/" + e.Name(), ok
+		}),
+	}
+	files, err := r.e.auditLogs()
+	if err != nil {
+		return nil, err
+	}
+	for _, path := range files {
+		if err := readAuditFile(path, l); err != nil {
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+// readAuditFile adds one audit log file to the ledger.
+func readAuditFile(path string, l *ledger) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("opening the audit log: %w", err)
+	}
+	defer f.Close()
+	err = audit.Read(f, func(e audit.Event) error {
+		l.tally.Add(e)
+		l.triggers.Add(e)
+		l.deployerPods.Add(e)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// analyze fills the report's figures from the phases and the audit log.
+func (r *runner) analyze(rep *report.Report) error {
+	l, err := r.readLedger()
+	if err != nil {
+		return err
+	}
+	for i, p := range r.records {
+		if p.Phase == report.PhaseFirst || p.Phase == report.PhaseChange {
+			rep.APICost = append(rep.APICost, report.APICost{N: p.N, Phase: p.Phase, System: p.System, Rollouts: len(p.Names), Actors: l.tally.Counts(i)})
+		}
+		rep.Latency = append(rep.Latency, r.latencyOf(l, p))
+	}
+	for i, f := range r.footprints {
+		fp := f.Footprint
+		for _, c := range l.tally.Counts(len(r.records) + i) {
+			if c.Actor == audit.ActorDCController {
+				fp.Writes = c.Writes()
+			}
+		}
+		rep.Footprint = append(rep.Footprint, fp)
+	}
+	rep.Throughput = r.throughputs(l)
+	if r.reference != nil || len(rep.Throughput) > 0 {
+		if rep.Reference == nil {
+			rep.Reference = &report.Reference{}
+		}
+		if r.reference != nil {
+			*rep.Reference = *r.reference
+		}
+		rep.Reference.Floors = r.floors(l)
+	}
+	return nil
+}
+
+// triggerTime is when a rollout was triggered: the audited completion of
+// dc-bench's write, or, without it, when dc-bench got the answer.
+func (l *ledger) triggerTime(p *phaseRecord, name string) time.Time {
+	if t, ok := l.triggers.Get(p.Namespace + "/" + name + "/" + p.TriggerVerb); ok {
+		return t
+	}
+	return p.Triggers[name]
+}
+
+// latencyOf summarizes a phase's per-rollout delays.
+func (r *runner) latencyOf(l *ledger, p *phaseRecord) report.Latency {
+	var toPod, toDone []float64
+	for _, name := range p.Names {
+		trigger := l.triggerTime(p, name)
+		if trigger.IsZero() {
+			continue
+		}
+		if done, ok := p.Done[name]; ok {
+			toDone = append(toDone, done.Sub(trigger).Seconds())
+		}
+		pod := deployment.DeployerPodName(deployment.Name(name, p.Version))
+		if created, ok := l.deployerPods.Get(p.Namespace + "/" + pod); ok {
+			toPod = append(toPod, created.Sub(trigger).Seconds())
+		}
+	}
+	inFlight := p.N
+	if p.Phase == "idle" {
+		inFlight = 1
+	}
+	return report.Latency{System: p.System, Load: p.Load, InFlight: inFlight,
+		ToDeployerPod: stats.Summarize(toPod), ToComplete: stats.Summarize(toDone)}
+}
+
+// throughputs pairs the systems' phases of each size.
+func (r *runner) throughputs(l *ledger) []report.Throughput {
+	var out []report.Throughput
+	for _, n := range r.o.Sizes {
+		for _, phase := range []string{report.PhaseFirst, report.PhaseChange} {
+			dc, dep := r.record(report.SystemDC, phase, n), r.record(report.SystemDeployment, phase, n)
+			if dc == nil || dep == nil {
+				continue
+			}
+			t := report.Throughput{N: n, Phase: phase, DC: dc.run(), Deployment: dep.run()}
+			t.DC.Complete = r.latencyOf(l, dc).ToComplete
+			t.Deployment.Complete = r.latencyOf(l, dep).ToComplete
+			t.Ratio = stats.Ratio(t.DC.Seconds, t.Deployment.Seconds)
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// record finds a phase's record.
+func (r *runner) record(system, phase string, n int) *phaseRecord {
+	i := slices.IndexFunc(r.records, func(p *phaseRecord) bool { return p.System == system && p.Phase == phase && p.N == n })
+	if i < 0 {
+		return nil
+	}
+	return r.records[i]
+}
+
+// floors computes the RC manager's floor for each throughput phase: a
+// first rollout needs N×replicas pod creates, a template change as many
+// creates and as many deletes.
+func (r *runner) floors(l *ledger) []report.Floor {
+	var out []report.Floor
+	for _, n := range r.o.Sizes {
+		for _, phase := range []string{report.PhaseFirst, report.PhaseChange} {
+			dc, dep := r.record(report.SystemDC, phase, n), r.record(report.SystemDeployment, phase, n)
+			if dc == nil {
+				continue
+			}
+			pods := n * int(r.o.Replicas)
+			if phase == report.PhaseChange {
+				pods *= 2
+			}
+			f := report.Floor{N: n, Phase: phase, PodWrites: pods, QPS: kcmQPS, Seconds: float64(pods) / kcmQPS, DCSeconds: dc.Seconds()}
+			if dep != nil {
+				f.DeploySeconds = dep.Seconds()
+			}
+			for _, c := range l.tally.Counts(slices.Index(r.records, dc)) {
+				if c.Actor == audit.ActorRCManager {
+					f.RCManagerWrites = c.Writes()
+				}
+			}
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// settings are the run's settings as the report states them.
+func settings(o Options) report.Settings {
+	return report.Settings{
+		Sizes: o.Sizes, Replicas: o.Replicas, Nodes: o.Nodes,
+		Strategy:      "rolling, maxSurge 25%, maxUnavailable 25% (DC: Rolling with default updatePeriodSeconds 1, intervalSeconds 1, timeoutSeconds 600)",
+		ControllerQPS: o.ControllerQPS, ControllerBurst: o.ControllerBurst, ControllerWorkers: o.ControllerWorkers,
+		DeployerQPS: deployerQPS, DeployerBurst: deployerBurst,
+		KCMQPS: kcmQPS, KCMBurst: kcmBurst, KCMConcurrency: kcmConcurrency,
+		BenchQPS: o.BenchQPS, LatencySamples: o.LatencySamples,
+		FootprintSizes: o.FootprintSizes, FootprintRevisions: o.FootprintRevisions,
+		RawCreates: o.RawCreates, RawConcurrency: o.RawConcurrency,
+		Audit: "kube-apiserver audit log, every request but watches at level Metadata, stage ResponseComplete",
+		Quick: o.Quick,
+	}
+}

@@ -1,0 +1,228 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/bench/audit"
+	"github.com/deployconfig/deployconfig/internal/bench/report"
+	"github.com/deployconfig/deployconfig/internal/deployment"
+	"github.com/deployconfig/deployconfig/internal/playground"
+)
+
+// footprintNamespace holds the footprint scenario's DCs.
+const footprintNamespace = "bench-footprint"
+
+// footprintRecord is one footprint measurement and its audit window.
+type footprintRecord struct {
+	report.Footprint
+	window audit.Window
+}
+
+// footprint measures dc-controller's memory and CPU with each of the
+// footprint sizes. The DCs are made directly, as they would be after
+// Revisions rollouts each (the DC with its status, an RC per revision that
+// carries the encoded DC and is Complete, a deployer pod per RC), since
+// rolling out 50,000 revisions would take hours; then a fresh dc-controller
+// process starts, syncs all of them and settles, and is measured.
+//
+// The DCs have 0 replicas: dc-controller does not cache application pods,
+// so their number does not change its footprint, while creating them would
+// take kube-controller-manager's RC manager an hour at its QPS. Deployer
+// pods are bound to a fake node without a status (kwok and the pod runtime
+// leave them alone), a few hundred bytes smaller than finished ones.
+func (r *runner) footprint(ctx context.Context) error {
+	ns := footprintNamespace
+	if err := r.e.createNamespace(ctx, ns); err != nil {
+		return err
+	}
+	if err := r.ensureDeployerAccount(ctx, ns); err != nil {
+		return err
+	}
+	have := 0
+	for _, size := range r.o.FootprintSizes {
+		fmt.Fprintf(r.o.Log, "Footprint: making DCs %d..%d with %d revisions each...\n", have, size-1, r.o.FootprintRevisions)
+		start := time.Now()
+		err := parallel(ctx, size-have, 2*createWorkers, func(ctx context.Context, i int) error {
+			return r.populateDC(ctx, ns, objectName(have+i), (have+i)%r.o.Nodes)
+		})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(r.o.Log, "  made in %.0f s\n", time.Since(start).Seconds())
+		have = size
+		rec, err := r.measureController(ctx, size)
+		if err != nil {
+			return err
+		}
+		r.footprints = append(r.footprints, rec)
+		fmt.Fprintf(r.o.Log, "  %d DCs: peak RSS %s, CPU %.1f s, synced in %.0f s\n", size, report.MB(rec.Usage.PeakRSSBytes), rec.Usage.CPUSeconds, rec.SyncSeconds)
+	}
+	return nil
+}
+
+// ensureDeployerAccount creates the deployer service account the deployer
+// pods name (dc-controller creates it too when it starts).
+func (r *runner) ensureDeployerAccount(ctx context.Context, ns string) error {
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "deployer"}}
+	_, err := r.e.kube.CoreV1().ServiceAccounts(ns).Create(ctx, sa, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating the deployer service account: %w", err)
+	}
+	return nil
+}
+
+// populateDC makes one DC as it stands after FootprintRevisions rollouts.
+func (r *runner) populateDC(ctx context.Context, ns, name string, node int) error {
+	revisions := int64(r.o.FootprintRevisions)
+	dc := newDC(ns, name, 0)
+	dc.Spec.Template.Annotations[revisionAnnotation] = strconv.FormatInt(revisions, 10)
+	if err := r.e.client.Create(ctx, dc); err != nil {
+		return fmt.Errorf("creating deploymentconfig %s/%s: %w", ns, name, err)
+	}
+	for v := int64(1); v <= revisions; v++ {
+		if err := r.populateRevision(ctx, dc, v, node); err != nil {
+			return err
+		}
+	}
+	dc.Status.LatestVersion = revisions
+	dc.Status.ObservedGeneration = dc.Generation
+	dc.Status.Details = &dcv1.DeploymentDetails{Message: "config change"}
+	if err := r.e.client.Status().Update(ctx, dc); err != nil {
+		return fmt.Errorf("updating the status of deploymentconfig %s/%s: %w", ns, name, err)
+	}
+	return nil
+}
+
+// populateRevision makes a DC's deployment of version v, Complete, scaled
+// to 0, with its deployer pod.
+func (r *runner) populateRevision(ctx context.Context, dc *dcv1.DeploymentConfig, v int64, node int) error {
+	at := dc.DeepCopy()
+	at.Status.LatestVersion = v
+	at.Spec.Template.Annotations[revisionAnnotation] = strconv.FormatInt(v, 10)
+	rc, err := deployment.New(at)
+	if err != nil {
+		return err
+	}
+	rc.Annotations[dcv1.DeploymentPhaseAnnotation] = string(dcv1.DeploymentPhaseComplete)
+	rcs := r.e.kube.CoreV1().ReplicationControllers(dc.Namespace)
+	if rc, err = rcs.Create(ctx, rc, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating replicationcontroller %s/%s: %w", dc.Namespace, deployment.Name(dc.Name, v), err)
+	}
+	// What kube-controller-manager's RC manager would write at 20 QPS
+	// (an hour for 50,000 RCs): the status of an RC at 0 replicas.
+	rc.Status.ObservedGeneration = rc.Generation
+	if _, err := rcs.UpdateStatus(ctx, rc, metav1.UpdateOptions{}); err != nil && !apierrors.IsConflict(err) {
+		return fmt.Errorf("updating the status of replicationcontroller %s/%s: %w", rc.Namespace, rc.Name, err)
+	}
+	pod := deployerPod(rc, playground.NodeName(node))
+	if _, err := r.e.kube.CoreV1().Pods(dc.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	return nil
+}
+
+// deployerPod is a finished deployment's deployer pod as dc-controller's
+// cache holds it: labelled for its RC and owned by it.
+func deployerPod(rc *corev1.ReplicationController, node string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:       rc.Namespace,
+			Name:            deployment.DeployerPodName(rc.Name),
+			Labels:          map[string]string{dcv1.DeployerPodForDeploymentLabel: rc.Name},
+			Annotations:     map[string]string{dcv1.DeploymentAnnotation: rc.Name},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(rc, corev1.SchemeGroupVersion.WithKind("ReplicationController"))},
+		},
+		Spec: corev1.PodSpec{
+			NodeName:                     node,
+			RestartPolicy:                corev1.RestartPolicyNever,
+			ServiceAccountName:           "deployer",
+			AutomountServiceAccountToken: new(false),
+			Containers: []corev1.Container{{
+				Name:  "deployment",
+				Image: deployerImage,
+				Env:   deployment.Env(rc),
+			}},
+		},
+	}
+}
+
+// measureController starts a fresh dc-controller, waits until it has
+// synced every DC and settled, and measures it.
+func (r *runner) measureController(ctx context.Context, dcs int) (footprintRecord, error) {
+	logPath := filepath.Join(r.e.dir, fmt.Sprintf("dc-controller-footprint-%d.log", dcs))
+	c, err := startController(ctx, r.e, logPath)
+	if err != nil {
+		return footprintRecord{}, err
+	}
+	defer c.stop()
+	if err := c.waitIdle(ctx, r.o.PhaseTimeout); err != nil {
+		if ctx.Err() != nil {
+			return footprintRecord{}, err
+		}
+		// Measured all the same: the figures then say "at least".
+		r.warnings = append(r.warnings, fmt.Sprintf("footprint with %d DCs: %v; measured at that point", dcs, err))
+	}
+	usage, err := c.usage()
+	if err != nil {
+		return footprintRecord{}, err
+	}
+	end := time.Now()
+	rec := footprintRecord{
+		Footprint: report.Footprint{
+			DCs: dcs, Revisions: r.o.FootprintRevisions, RCs: dcs * r.o.FootprintRevisions, DeployerPods: dcs * r.o.FootprintRevisions,
+			SyncSeconds: end.Sub(c.started).Seconds(), Usage: usage,
+		},
+		window: audit.Window{Namespace: footprintNamespace, From: c.started, To: end},
+	}
+	if m, err := c.scrape(ctx); err == nil {
+		rec.HeapBytes = uint64(m["go_memstats_heap_inuse_bytes"])
+	}
+	return rec, nil
+}
+
+// reference measures the cluster's raw write throughput: RawCreates RC
+// creates (0 replicas, so no pods follow) from RawConcurrency clients with
+// no rate limit.
+func (r *runner) referenceWrites(ctx context.Context) error {
+	ns := "bench-raw"
+	if err := r.e.createNamespace(ctx, ns); err != nil {
+		return err
+	}
+	fmt.Fprintf(r.o.Log, "Reference: %d RC creates from %d clients...\n", r.o.RawCreates, r.o.RawConcurrency)
+	start := time.Now()
+	err := parallel(ctx, r.o.RawCreates, r.o.RawConcurrency, func(ctx context.Context, i int) error {
+		rc := rawRC(ns, fmt.Sprintf("raw-%05d", i))
+		_, err := r.e.unlimited.CoreV1().ReplicationControllers(ns).Create(ctx, rc, metav1.CreateOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("raw RC creates: %w", err)
+	}
+	secs := time.Since(start).Seconds()
+	r.reference = &report.Reference{RCCreates: r.o.RawCreates, Concurrency: r.o.RawConcurrency, Seconds: secs, PerSecond: float64(r.o.RawCreates) / secs}
+	fmt.Fprintf(r.o.Log, "  %.0f creates/s\n", r.reference.PerSecond)
+	return r.cleanUp(ctx, ns)
+}
+
+// rawRC is an RC of the raw write test: the application's template at 0
+// replicas.
+func rawRC(ns, name string) *corev1.ReplicationController {
+	template := podTemplate(name, 1)
+	return &corev1.ReplicationController{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: corev1.ReplicationControllerSpec{
+			Replicas: new(int32(0)),
+			Selector: template.Labels,
+			Template: &template,
+		},
+	}
+}

@@ -1,0 +1,175 @@
+// Package bench runs deployconfig's benchmark (issue 7): DeploymentConfigs
+// against Kubernetes Deployments on one playground cluster in one run,
+// with the API server's audit log as the ledger of who wrote what. It
+// creates the cluster, runs the scenarios, analyses the audit log and
+// writes the report (see bench/README.md).
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/deployconfig/deployconfig/internal/bench/report"
+)
+
+// Scenarios a run can include.
+const (
+	ScenarioReference  = "reference"
+	ScenarioLatency    = "latency"
+	ScenarioThroughput = "throughput"
+	ScenarioFootprint  = "footprint"
+)
+
+// AllScenarios lists every scenario in the order a run performs them.
+func AllScenarios() []string {
+	return []string{ScenarioReference, ScenarioLatency, ScenarioThroughput, ScenarioFootprint}
+}
+
+// Options configure a run.
+type Options struct {
+	// Root is the deployconfig checkout (for config/crd/bases).
+	Root string
+	// BinDir holds the cluster's binaries and dc-controller.
+	BinDir string
+	// OutDir receives <date>.json, .md and .png.
+	OutDir string
+	// Name is the benchmark cluster's name; Workdir is kwokctl's working
+	// directory ("" means kwokctl's default).
+	Name    string
+	Workdir string
+	// Keep leaves the cluster running after the run, for a look around.
+	Keep bool
+	// Scenarios to run; empty means all.
+	Scenarios []string
+	// Systems limits the rollout scenarios to some of report.SystemDC and
+	// report.SystemDeployment; empty means both.
+	Systems []string
+	// Label is added to the output files' names (<date>-<label>.*), so
+	// that a partial run does not replace a whole one.
+	Label string
+
+	// Sizes are the N of the throughput scenario, each run for both
+	// systems: first rollout, then a template change.
+	Sizes []int
+	// Replicas of every DC and Deployment.
+	Replicas int32
+	// Nodes is the number of fake nodes.
+	Nodes int
+	// LatencySamples is the number of rollouts, one at a time, of the
+	// latency scenario at idle.
+	LatencySamples int
+	// FootprintSizes are the DC counts dc-controller's footprint is
+	// measured with; FootprintRevisions the revisions each DC keeps.
+	FootprintSizes     []int
+	FootprintRevisions int
+	// RawCreates RCs are created by RawConcurrency clients for the raw
+	// write throughput.
+	RawCreates     int
+	RawConcurrency int
+
+	// ControllerQPS, ControllerBurst and ControllerWorkers configure
+	// dc-controller; the defaults are kube-controller-manager's client
+	// settings and dc-controller's own worker count.
+	ControllerQPS     float64
+	ControllerBurst   int
+	ControllerWorkers int
+	// BenchQPS limits dc-bench's own client (creating and changing
+	// objects); it is high so that it is never what is measured.
+	BenchQPS float64
+	// PhaseTimeout bounds one phase (e.g. 1000 template changes).
+	PhaseTimeout time.Duration
+	// Settle is how long each phase is watched after its last rollout
+	// completed, so that the writes that follow completion (final status
+	// updates) count towards it.
+	Settle time.Duration
+	// ProfileDir, when set, receives CPU and heap profiles of dc-controller
+	// (dc-controller then runs inside dc-bench for the rollout scenarios).
+	ProfileDir string
+	// Quick marks a smoke run with small sizes.
+	Quick bool
+
+	// Log receives progress lines.
+	Log io.Writer
+}
+
+// DefaultOptions are the sizes of issue 7, which fit 2 cores and 24 GB.
+func DefaultOptions() Options {
+	return Options{
+		Name:               "dc-bench",
+		Sizes:              []int{200, 1000},
+		Replicas:           3,
+		Nodes:              3,
+		LatencySamples:     20,
+		FootprintSizes:     []int{1000, 5000},
+		FootprintRevisions: 10,
+		RawCreates:         3000,
+		RawConcurrency:     32,
+		ControllerQPS:      20,
+		ControllerBurst:    30,
+		ControllerWorkers:  5,
+		BenchQPS:           500,
+		PhaseTimeout:       60 * time.Minute,
+		Settle:             10 * time.Second,
+	}
+}
+
+// QuickOptions shrinks o to a smoke run of a couple of minutes.
+func QuickOptions(o Options) Options {
+	o.Quick = true
+	o.Sizes = []int{20}
+	o.LatencySamples = 5
+	o.FootprintSizes = []int{50, 200}
+	o.FootprintRevisions = 10
+	o.RawCreates = 300
+	o.PhaseTimeout = 10 * time.Minute
+	o.Settle = 5 * time.Second
+	return o
+}
+
+// validate checks o and sorts its sizes.
+func (o *Options) validate() error {
+	if o.Root == "" || o.BinDir == "" || o.OutDir == "" {
+		return errors.New("the checkout, binary and output directories are required")
+	}
+	if len(o.Scenarios) == 0 {
+		o.Scenarios = AllScenarios()
+	}
+	for _, s := range o.Scenarios {
+		if !slices.Contains(AllScenarios(), s) {
+			return fmt.Errorf("unknown scenario %q (want some of %v)", s, AllScenarios())
+		}
+	}
+	for _, sizes := range [][]int{o.Sizes, o.FootprintSizes} {
+		for _, n := range sizes {
+			if n < 1 {
+				return fmt.Errorf("invalid size %d", n)
+			}
+		}
+		slices.Sort(sizes)
+	}
+	if o.Replicas < 1 || o.Nodes < 1 || o.FootprintRevisions < 1 || o.RawConcurrency < 1 {
+		return errors.New("replicas, nodes, revisions and concurrency must be at least 1")
+	}
+	for _, s := range o.Systems {
+		if s != report.SystemDC && s != report.SystemDeployment {
+			return fmt.Errorf("unknown system %q (want %s or %s)", s, report.SystemDC, report.SystemDeployment)
+		}
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	return nil
+}
+
+// compares reports whether the rollout scenarios include the system.
+func (o *Options) compares(system string) bool {
+	return len(o.Systems) == 0 || slices.Contains(o.Systems, system)
+}
+
+// runs reports whether the scenario is part of the run.
+func (o *Options) runs(scenario string) bool {
+	return slices.Contains(o.Scenarios, scenario)
+}

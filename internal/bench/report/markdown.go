@@ -1,0 +1,273 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/deployconfig/deployconfig/internal/bench/audit"
+	"github.com/deployconfig/deployconfig/internal/bench/stats"
+)
+
+// WriteMarkdown renders the report; chart is the file name of its PNG
+// chart ("" for none). bench/README.md explains how to read it.
+func WriteMarkdown(w io.Writer, r *Report, chart string) error {
+	var b strings.Builder
+	writeHeader(&b, r, chart)
+	writeTargets(&b, r)
+	writeThroughput(&b, r)
+	writeAPICost(&b, r)
+	writeLatency(&b, r)
+	writeFootprint(&b, r)
+	writeReference(&b, r)
+	writeSettings(&b, r)
+	writeNotes(&b, r)
+	_, err := io.WriteString(w, b.String())
+	if err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	return nil
+}
+
+func writeHeader(b *strings.Builder, r *Report, chart string) {
+	fmt.Fprintf(b, "# deployconfig benchmark, %s\n\n", r.Started.UTC().Format("2006-01-02 15:04 MST"))
+	m := r.Machine
+	fmt.Fprintf(b, "Machine: %d cores (%s), %s memory, %s, kernel %s. Run took %.0f min.\n\n",
+		m.Cores, orDash(m.CPUModel), gib(m.MemoryBytes), m.OS, orDash(m.Kernel), r.Duration/60)
+	v := r.Versions
+	fmt.Fprintf(b, "Versions: deployconfig %s, Kubernetes %s (kube-apiserver, kube-controller-manager, kube-scheduler), etcd %s, kwok %s, controller-runtime %s, %s.\n\n",
+		orDash(v.Deployconfig), orDash(v.Kubernetes), orDash(v.Etcd), orDash(v.Kwok), orDash(v.ControllerRun), orDash(v.Go))
+	if r.Settings.Quick {
+		b.WriteString("**Quick run** (--quick): small sizes, for checking the benchmark itself; not comparable with the targets.\n\n")
+	}
+	if chart != "" {
+		fmt.Fprintf(b, "![rollouts completed over time](%s)\n\n", chart)
+	}
+}
+
+func writeTargets(b *strings.Builder, r *Report) {
+	b.WriteString("## Targets\n\n| target | want | measured | met |\n| --- | --- | --- | --- |\n")
+	for _, t := range r.Targets {
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", t.Name, t.Want, t.Got, metWord(t.Met))
+	}
+	b.WriteString("\n")
+}
+
+func writeThroughput(b *strings.Builder, r *Report) {
+	if len(r.Throughput) == 0 {
+		return
+	}
+	b.WriteString("## 1. Rollout throughput\n\n")
+	b.WriteString("Wall time from the first create (or template change) to the last rollout's completion. Ratio = DC / Deployment; below 1 means DeploymentConfigs finished first.\n\n")
+	b.WriteString("| N | phase | DC | Deployment | ratio | DC trigger→complete p50 / p99 | Deployment p50 / p99 | failed (DC / Deployment) |\n")
+	b.WriteString("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, t := range r.Throughput {
+		fmt.Fprintf(b, "| %d | %s | %.1f s | %.1f s | **%.2f** | %.1f / %.1f s | %.1f / %.1f s | %d / %d |\n",
+			t.N, t.Phase, t.DC.Seconds, t.Deployment.Seconds, t.Ratio,
+			t.DC.Complete.P50, t.DC.Complete.P99, t.Deployment.Complete.P50, t.Deployment.Complete.P99,
+			t.DC.Failed, t.Deployment.Failed)
+	}
+	b.WriteString("\n")
+}
+
+func writeAPICost(b *strings.Builder, r *Report) {
+	if len(r.APICost) == 0 {
+		return
+	}
+	b.WriteString("## 2. API cost (audit log)\n\n")
+	b.WriteString("Writes (create, update, patch, delete) per rollout in the scenario's namespace, by actor; from the API server's audit log. " +
+		"Columns: objects (workload objects, status and scale), app pods (create, binding, status, delete of the application's pods), " +
+		"deployer pods, events. Conflicts (409) are counted in the writes and shown apart.\n\n")
+	b.WriteString("| N | phase | system | writes/rollout excl. pods | excl. pods and events | all writes/rollout | ratio DC/Deployment (excl. pods) |\n")
+	b.WriteString("| ---: | --- | --- | ---: | ---: | ---: | ---: |\n")
+	for _, c := range r.APICost {
+		t := c.Totals()
+		ratio := "—"
+		if c.System == SystemDC {
+			if dep, ok := findCost(r, c.N, c.Phase, SystemDeployment); ok && dep.WritesExclPods() > 0 {
+				ratio = fmt.Sprintf("**%.2f**", c.WritesExclPods()/dep.WritesExclPods())
+			}
+		}
+		fmt.Fprintf(b, "| %d | %s | %s | %.2f | %.2f | %.2f | %s |\n", c.N, c.Phase, c.System,
+			c.WritesExclPods(), c.PerRollout(t.Objects), c.PerRollout(t.Writes()), ratio)
+	}
+	b.WriteString("\n")
+	for _, c := range r.APICost {
+		fmt.Fprintf(b, "### %s, %s, N=%d (per rollout)\n\n", c.System, c.Phase, c.N)
+		b.WriteString("| actor | objects | app pods | deployer pods | events | total | conflicts | reads | top writes (total) |\n")
+		b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
+		for _, a := range c.Actors {
+			if a.Writes() == 0 && a.Reads == 0 {
+				continue
+			}
+			fmt.Fprintf(b, "| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %s |\n", a.Actor,
+				c.PerRollout(a.Objects), c.PerRollout(a.AppPods), c.PerRollout(a.DeployerPods), c.PerRollout(a.Events),
+				c.PerRollout(a.Writes()), c.PerRollout(a.Conflicts), c.PerRollout(a.Reads), topWrites(a, 4))
+		}
+		b.WriteString("\n")
+	}
+}
+
+// topWrites lists an actor's most frequent writes.
+func topWrites(a audit.ActorCount, n int) string {
+	type kv struct {
+		k string
+		v int
+	}
+	var all []kv
+	for k, v := range a.ByResource {
+		all = append(all, kv{k, v})
+	}
+	// Largest first, then by name, so that the report is stable.
+	slices.SortFunc(all, func(x, y kv) int {
+		if x.v != y.v {
+			return y.v - x.v
+		}
+		return strings.Compare(x.k, y.k)
+	})
+	var parts []string
+	for i := 0; i < len(all) && i < n; i++ {
+		parts = append(parts, fmt.Sprintf("%s %d", all[i].k, all[i].v))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func writeLatency(b *strings.Builder, r *Report) {
+	if len(r.Latency) == 0 {
+		return
+	}
+	b.WriteString("## 3. Latency\n\n")
+	b.WriteString("From the trigger (the write that changed the template, or created the object) to the deployer pod's creation and to the rollout's completion, in seconds (nearest-rank percentiles).\n\n")
+	b.WriteString("| system | load | samples | → deployer pod p50 / p90 / p99 / max | → complete p50 / p90 / p99 / max |\n")
+	b.WriteString("| --- | --- | ---: | ---: | ---: |\n")
+	for _, l := range r.Latency {
+		fmt.Fprintf(b, "| %s | %s | %d | %s | %s |\n", l.System, l.Load, l.ToComplete.Count, summary(l.ToDeployerPod), summary(l.ToComplete))
+	}
+	b.WriteString("\n")
+}
+
+// summary formats the percentiles of a latency summary.
+func summary(s stats.Summary) string {
+	if s.Count == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f / %.2f / %.2f / %.2f", s.P50, s.P90, s.P99, s.Max)
+}
+
+func writeFootprint(b *strings.Builder, r *Report) {
+	if len(r.Footprint) == 0 && r.Controller == nil {
+		return
+	}
+	b.WriteString("## 4. dc-controller footprint\n\n")
+	if len(r.Footprint) > 0 {
+		b.WriteString("dc-controller as its own process, started on a cluster that already holds the DCs, each with its revisions (RCs with the encoded DC) and their deployer pods; measured once its queues were empty and it had settled.\n\n")
+		b.WriteString("| DCs | revisions | RCs | deployer pods | peak RSS (VmHWM) | RSS at end | Go heap in use | CPU s | sync s | writes while syncing | RSS per DC | marginal RSS per DC |\n")
+		b.WriteString("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+		for i, f := range r.Footprint {
+			marginal := "—"
+			if i > 0 {
+				prev := r.Footprint[i-1]
+				if d := f.DCs - prev.DCs; d > 0 {
+					marginal = fmt.Sprintf("%.1f KB", (float64(f.Usage.PeakRSSBytes)-float64(prev.Usage.PeakRSSBytes))/float64(d)/1024)
+				}
+			}
+			fmt.Fprintf(b, "| %d | %d | %d | %d | %s | %s | %s | %.1f | %.0f | %d | %.1f KB | %s |\n", f.DCs, f.Revisions, f.RCs, f.DeployerPods,
+				MB(f.Usage.PeakRSSBytes), MB(f.Usage.RSSBytes), MB(f.HeapBytes), f.Usage.CPUSeconds, f.SyncSeconds, f.Writes,
+				float64(f.Usage.PeakRSSBytes)/float64(max(f.DCs, 1))/1024, marginal)
+		}
+		b.WriteString("\n")
+	}
+	if c := r.Controller; c != nil {
+		fmt.Fprintf(b, "During the rollout scenarios (one dc-controller process for all of them): peak RSS %s, CPU %.1f s.\n\n", MB(c.PeakRSSBytes), c.CPUSeconds)
+	}
+}
+
+func writeReference(b *strings.Builder, r *Report) {
+	ref := r.Reference
+	if ref == nil {
+		return
+	}
+	b.WriteString("## 5. Physical reference\n\n")
+	if ref.RCCreates > 0 {
+		fmt.Fprintf(b, "Raw write throughput: %d RC creates (0 replicas) from %d concurrent clients without rate limit took %.1f s: **%.0f creates/s**.\n\n",
+			ref.RCCreates, ref.Concurrency, ref.Seconds, ref.PerSecond)
+	}
+	if len(ref.Floors) == 0 {
+		return
+	}
+	b.WriteString("Floor set by kube-controller-manager's RC (or RS) manager: the pod creates and deletes a phase needs ÷ its client QPS. " +
+		"The RC manager's measured writes include its RC status updates, which share that QPS. floor/measured near 1 means the system is as fast as that manager lets any rollout be.\n\n")
+	b.WriteString("| N | phase | pod writes needed | QPS | floor | RC manager's writes (DC run) | DC time | floor/DC | Deployment time | floor/Deployment |\n")
+	b.WriteString("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, f := range ref.Floors {
+		fmt.Fprintf(b, "| %d | %s | %d | %.0f | %.0f s | %d | %.0f s | %.2f | %.0f s | %.2f |\n", f.N, f.Phase, f.PodWrites, f.QPS, f.Seconds,
+			f.RCManagerWrites, f.DCSeconds, stats.Ratio(f.Seconds, f.DCSeconds), f.DeploySeconds, stats.Ratio(f.Seconds, f.DeploySeconds))
+	}
+	b.WriteString("\n")
+}
+
+func writeSettings(b *strings.Builder, r *Report) {
+	s := r.Settings
+	b.WriteString("## Settings\n\n")
+	rows := [][2]string{
+		{"sizes (N)", ints(s.Sizes)},
+		{"replicas per DC / Deployment", fmt.Sprint(s.Replicas)},
+		{"strategy (both)", s.Strategy},
+		{"fake (kwok) nodes", fmt.Sprint(s.Nodes)},
+		{"dc-controller client", fmt.Sprintf("QPS %.0f, burst %d, %d workers per controller", s.ControllerQPS, s.ControllerBurst, s.ControllerWorkers)},
+		{"each deployer's client", fmt.Sprintf("QPS %.0f, burst %d (client-go defaults, as dc-deploy in a deployer pod)", s.DeployerQPS, s.DeployerBurst)},
+		{"kube-controller-manager", fmt.Sprintf("QPS %.0f, burst %d (its defaults); %s", s.KCMQPS, s.KCMBurst, s.KCMConcurrency)},
+		{"dc-bench's own client", fmt.Sprintf("QPS %.0f", s.BenchQPS)},
+		{"latency at idle", fmt.Sprintf("%d rollouts, one at a time", s.LatencySamples)},
+		{"footprint", fmt.Sprintf("%s DCs × %d revisions", ints(s.FootprintSizes), s.FootprintRevisions)},
+		{"raw RC creates", fmt.Sprintf("%d with %d concurrent clients", s.RawCreates, s.RawConcurrency)},
+		{"audit", s.Audit},
+	}
+	b.WriteString("| setting | value |\n| --- | --- |\n")
+	for _, row := range rows {
+		fmt.Fprintf(b, "| %s | %s |\n", row[0], row[1])
+	}
+	b.WriteString("\n")
+}
+
+func writeNotes(b *strings.Builder, r *Report) {
+	if len(r.Notes) == 0 {
+		return
+	}
+	b.WriteString("## Notes\n\n")
+	for _, n := range r.Notes {
+		fmt.Fprintf(b, "- %s\n", n)
+	}
+	b.WriteString("\n")
+}
+
+func metWord(met *bool) string {
+	switch {
+	case met == nil:
+		return "—"
+	case *met:
+		return "yes"
+	default:
+		return "**no**"
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+func gib(b uint64) string {
+	return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
+}
+
+func ints(v []int) string {
+	parts := make([]string, len(v))
+	for i, n := range v {
+		parts[i] = fmt.Sprint(n)
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,225 @@
+// Package report holds the benchmark's results (saved as JSON) and renders
+// them as the Markdown report that bench/README.md explains.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/deployconfig/deployconfig/internal/bench/audit"
+	"github.com/deployconfig/deployconfig/internal/bench/procstat"
+	"github.com/deployconfig/deployconfig/internal/bench/stats"
+)
+
+// Systems compared.
+const (
+	SystemDC         = "DeploymentConfig"
+	SystemDeployment = "Deployment"
+)
+
+// Phases of a throughput scenario.
+const (
+	PhaseFirst  = "first rollout"
+	PhaseChange = "template change"
+)
+
+// Report is everything one run measured.
+type Report struct {
+	Started  time.Time        `json:"started"`
+	Duration float64          `json:"durationSeconds"`
+	Machine  procstat.Machine `json:"machine"`
+	Versions Versions         `json:"versions"`
+	Settings Settings         `json:"settings"`
+
+	Throughput []Throughput `json:"throughput"`
+	APICost    []APICost    `json:"apiCost"`
+	Latency    []Latency    `json:"latency"`
+	Footprint  []Footprint  `json:"footprint"`
+	Reference  *Reference   `json:"reference,omitempty"`
+	// Controller is dc-controller's resource use during the rollout
+	// scenarios (one process for all of them).
+	Controller *procstat.Usage `json:"controller,omitempty"`
+
+	Targets []Target `json:"targets"`
+	// Notes are remarks of the run: scenarios skipped, rollouts that
+	// failed, anything that qualifies a figure.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Versions of what ran.
+type Versions struct {
+	Go            string `json:"go"`
+	Kubernetes    string `json:"kubernetes"`
+	Kwok          string `json:"kwok"`
+	Etcd          string `json:"etcd"`
+	Deployconfig  string `json:"deployconfig"`
+	ControllerRun string `json:"controllerRuntime"`
+}
+
+// Settings are the knobs of the run.
+type Settings struct {
+	Sizes              []int   `json:"sizes"`
+	Replicas           int32   `json:"replicas"`
+	Nodes              int     `json:"nodes"`
+	Strategy           string  `json:"strategy"`
+	ControllerQPS      float64 `json:"controllerQPS"`
+	ControllerBurst    int     `json:"controllerBurst"`
+	ControllerWorkers  int     `json:"controllerWorkers"`
+	DeployerQPS        float64 `json:"deployerQPS"`
+	DeployerBurst      int     `json:"deployerBurst"`
+	KCMQPS             float64 `json:"kubeControllerManagerQPS"`
+	KCMBurst           int     `json:"kubeControllerManagerBurst"`
+	KCMConcurrency     string  `json:"kubeControllerManagerConcurrency"`
+	BenchQPS           float64 `json:"benchClientQPS"`
+	LatencySamples     int     `json:"latencyIdleSamples"`
+	FootprintSizes     []int   `json:"footprintSizes"`
+	FootprintRevisions int     `json:"footprintRevisions"`
+	RawCreates         int     `json:"rawCreates"`
+	RawConcurrency     int     `json:"rawConcurrency"`
+	Audit              string  `json:"audit"`
+	Quick              bool    `json:"quick"`
+}
+
+// Point is one point of a curve: after Seconds, Count rollouts were done.
+type Point struct {
+	Seconds float64 `json:"s"`
+	Count   int     `json:"n"`
+}
+
+// Run is one system's side of a throughput phase.
+type Run struct {
+	System string `json:"system"`
+	// Seconds is from the first create or change to the last rollout's
+	// completion.
+	Seconds   float64 `json:"seconds"`
+	Completed int     `json:"completed"`
+	Failed    int     `json:"failed"`
+	// Curve is the number of completed rollouts over time.
+	Curve []Point `json:"curve"`
+	// Complete summarizes each rollout's time from its trigger to its
+	// completion, in seconds.
+	Complete stats.Summary `json:"complete"`
+}
+
+// Throughput is one phase at one size, both systems.
+type Throughput struct {
+	N          int     `json:"n"`
+	Phase      string  `json:"phase"`
+	DC         Run     `json:"dc"`
+	Deployment Run     `json:"deployment"`
+	Ratio      float64 `json:"ratio"`
+}
+
+// APICost is the writes of one system's phase, by actor.
+type APICost struct {
+	N        int                `json:"n"`
+	Phase    string             `json:"phase"`
+	System   string             `json:"system"`
+	Rollouts int                `json:"rollouts"`
+	Actors   []audit.ActorCount `json:"actors"`
+}
+
+// Totals adds up the actors' writes.
+func (c APICost) Totals() audit.ActorCount {
+	var t audit.ActorCount
+	for _, a := range c.Actors {
+		t.Objects += a.Objects
+		t.AppPods += a.AppPods
+		t.DeployerPods += a.DeployerPods
+		t.Events += a.Events
+		t.Conflicts += a.Conflicts
+		t.Reads += a.Reads
+	}
+	return t
+}
+
+// PerRollout divides a count by the number of rollouts.
+func (c APICost) PerRollout(n int) float64 {
+	return stats.Ratio(float64(n), float64(c.Rollouts))
+}
+
+// WritesExclPods is the target's measure: writes per rollout, pods (the
+// application's and the deployers') excluded, events included.
+func (c APICost) WritesExclPods() float64 {
+	t := c.Totals()
+	return c.PerRollout(t.Objects + t.Events)
+}
+
+// Latency is a distribution of per-rollout delays under one load.
+type Latency struct {
+	System string `json:"system"`
+	// Load says what else was going on, e.g. "idle (one at a time)" or
+	// "1000 in flight".
+	Load string `json:"load"`
+	// InFlight is the number of rollouts triggered together.
+	InFlight int `json:"inFlight"`
+	// ToDeployerPod is from the trigger to the deployer pod's creation
+	// (DeploymentConfigs only), in seconds.
+	ToDeployerPod stats.Summary `json:"toDeployerPod"`
+	// ToComplete is from the trigger to the rollout's completion.
+	ToComplete stats.Summary `json:"toComplete"`
+}
+
+// Footprint is dc-controller's resource use with a number of DCs.
+type Footprint struct {
+	DCs          int `json:"dcs"`
+	Revisions    int `json:"revisions"`
+	RCs          int `json:"rcs"`
+	DeployerPods int `json:"deployerPods"`
+	// SyncSeconds is from the controller's start until its queues were
+	// empty and it had settled.
+	SyncSeconds float64        `json:"syncSeconds"`
+	Usage       procstat.Usage `json:"usage"`
+	// HeapBytes is the Go heap in use at the end (go_memstats_heap_inuse_bytes).
+	HeapBytes uint64 `json:"heapBytes"`
+	// Writes is what the controller wrote while it synced.
+	Writes int `json:"writes"`
+}
+
+// Reference is what the cluster itself can do.
+type Reference struct {
+	RCCreates   int     `json:"rcCreates"`
+	Concurrency int     `json:"concurrency"`
+	Seconds     float64 `json:"seconds"`
+	PerSecond   float64 `json:"perSecond"`
+	Floors      []Floor `json:"floors"`
+}
+
+// Floor is the least time kube-controller-manager's RC (or RS) manager
+// needs for a phase: the pod writes it must make divided by its client QPS.
+type Floor struct {
+	N     int    `json:"n"`
+	Phase string `json:"phase"`
+	// PodWrites is the pod creates and deletes the phase needs.
+	PodWrites int     `json:"podWrites"`
+	QPS       float64 `json:"qps"`
+	Seconds   float64 `json:"seconds"`
+	// MeasuredPodWrites counts the pod writes the RC manager actually made
+	// in the DC run (with its RC status updates, which share its QPS).
+	RCManagerWrites int     `json:"rcManagerWrites"`
+	DCSeconds       float64 `json:"dcSeconds"`
+	DeploySeconds   float64 `json:"deploymentSeconds"`
+}
+
+// Target is one of the issue's targets and what was measured.
+type Target struct {
+	Name string `json:"name"`
+	Want string `json:"want"`
+	Got  string `json:"got"`
+	// Met is nil when the run did not measure it.
+	Met *bool `json:"met"`
+}
+
+// WriteJSON saves the report.
+func (r *Report) WriteJSON(path string) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding the report: %w", err)
+	}
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}

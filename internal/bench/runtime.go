@@ -1,0 +1,67 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/deployconfig/deployconfig/internal/deployer"
+	"github.com/deployconfig/deployconfig/internal/playground"
+	"github.com/deployconfig/deployconfig/internal/podruntime"
+)
+
+// startRuntime runs the playground's pod runtime in dc-bench's process: it
+// plays the kubelet of deployer pods, running each deployer in-process with
+// its own client (dc-deploy's settings and user agent, acting as the pod's
+// service account). It returns a function that stops it and waits.
+func startRuntime(ctx context.Context, e *env, logPath string) (stop func(), err error) {
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening the pod runtime's log: %w", err)
+	}
+	rt, err := podruntime.New(podruntime.Options{
+		Config:                     e.cluster.Config,
+		Kubeconfig:                 e.cluster.Kubeconfig,
+		StateDir:                   filepath.Join(e.dir, "dc-bench-runtime"),
+		BinDir:                     e.opts.BinDir,
+		Deploy:                     deployInProcess,
+		DeployerImages:             []string{deployerImage},
+		NodeSelector:               labels.SelectorFromSet(labels.Set{playground.FakeNodeLabel: playground.FakeNodeLabelValue}),
+		ImpersonateServiceAccounts: true,
+		Log:                        zap.New(zap.WriteTo(logFile)),
+	})
+	if err != nil {
+		_ = logFile.Close()
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := rt.Run(ctx); err != nil {
+			fmt.Fprintf(logFile, "pod runtime: %v\n", err)
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+		_ = logFile.Close()
+	}, nil
+}
+
+// deployInProcess runs dc-deploy's code for a deployer pod, as the
+// binary would with the pod's arguments and environment.
+func deployInProcess(ctx context.Context, run podruntime.DeployerRun) error {
+	opts, err := deployer.ParseArgs(run.Args, run.Getenv)
+	if err != nil {
+		return err
+	}
+	opts.Out = run.Stdout
+	opts.Config = run.Config
+	opts.Log = run.Log
+	return deployer.Run(ctx, opts)
+}

@@ -1,0 +1,191 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+
+	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/bench/report"
+)
+
+// system is one side of the comparison: how to create its objects, change
+// their template and watch their rollouts.
+type system struct {
+	name   string
+	create func(ctx context.Context, e *env, namespace, name string) error
+	change func(ctx context.Context, e *env, namespace, name string) error
+	watch  func(ctx context.Context, e *env, namespace string, t *tracker) error
+}
+
+// dcSystem is deployconfig.
+func dcSystem() system {
+	return system{
+		name: report.SystemDC,
+		create: func(ctx context.Context, e *env, namespace, name string) error {
+			return e.client.Create(ctx, newDC(namespace, name, e.opts.Replicas))
+		},
+		change: func(ctx context.Context, e *env, namespace, name string) error {
+			dc := &dcv1.DeploymentConfig{}
+			dc.Namespace, dc.Name = namespace, name
+			return e.client.Patch(ctx, dc, templateChange(2))
+		},
+		watch: func(ctx context.Context, e *env, namespace string, t *tracker) error {
+			return watchDCs(ctx, e.kube, namespace, t)
+		},
+	}
+}
+
+// deploymentSystem is the Kubernetes Deployment controller.
+func deploymentSystem() system {
+	return system{
+		name: report.SystemDeployment,
+		create: func(ctx context.Context, e *env, namespace, name string) error {
+			return e.client.Create(ctx, newDeployment(namespace, name, e.opts.Replicas))
+		},
+		change: func(ctx context.Context, e *env, namespace, name string) error {
+			d := &appsv1.Deployment{}
+			d.Namespace, d.Name = namespace, name
+			return e.client.Patch(ctx, d, templateChange(2))
+		},
+		watch: func(ctx context.Context, e *env, namespace string, t *tracker) error {
+			return watchDeployments(ctx, e.kube, namespace, t)
+		},
+	}
+}
+
+// systems are the systems the run compares.
+func (r *runner) systems() []system {
+	var out []system
+	for _, sys := range []system{dcSystem(), deploymentSystem()} {
+		if r.o.compares(sys.name) {
+			out = append(out, sys)
+		}
+	}
+	return out
+}
+
+// namespaceFor is a scenario's namespace, e.g. bench-deploymentconfig-200.
+func namespaceFor(sys, scenario string) string {
+	return "bench-" + strings.ToLower(sys) + "-" + scenario
+}
+
+// throughput runs the first rollout and a template change of n objects of
+// each system, one system after the other, each in a namespace of its own
+// that is deleted afterwards.
+func (r *runner) throughput(ctx context.Context, n int) error {
+	for _, sys := range r.systems() {
+		if err := r.rollAll(ctx, sys, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rollAll runs both phases for one system.
+func (r *runner) rollAll(ctx context.Context, sys system, n int) error {
+	ns := namespaceFor(sys.name, fmt.Sprint(n))
+	if err := r.e.createNamespace(ctx, ns); err != nil {
+		return err
+	}
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	tr := newTracker()
+	if err := sys.watch(watchCtx, r.e, ns, tr); err != nil {
+		return err
+	}
+	names := make([]string, n)
+	for i := range names {
+		names[i] = objectName(i)
+	}
+	phases := []struct {
+		phase, verb string
+		version     int64
+		trigger     func(ctx context.Context, e *env, namespace, name string) error
+	}{
+		{report.PhaseFirst, "create", 1, sys.create},
+		{report.PhaseChange, "patch", 2, sys.change},
+	}
+	for _, ph := range phases {
+		fmt.Fprintf(r.o.Log, "%s: %s of %d...\n", sys.name, ph.phase, n)
+		p := &phaseRecord{System: sys.name, Phase: ph.phase, N: n, Namespace: ns, Version: ph.version, TriggerVerb: ph.verb,
+			Names: names, Load: fmt.Sprintf("%d in flight (%s)", n, ph.phase)}
+		r.records = append(r.records, p)
+		trigger := func(ctx context.Context, name string) error { return ph.trigger(ctx, r.e, ns, name) }
+		if err := triggerAll(ctx, p, tr, trigger); err != nil {
+			return err
+		}
+		if err := finish(ctx, r.o, p, tr); err != nil {
+			return err
+		}
+	}
+	stopWatch()
+	return r.cleanUp(ctx, ns)
+}
+
+// latency rolls out LatencySamples objects of each system one at a time:
+// each template change waits for the previous rollout to end.
+func (r *runner) latency(ctx context.Context) error {
+	for _, sys := range r.systems() {
+		if err := r.oneAtATime(ctx, sys); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// oneAtATime creates the objects, waits for their first rollouts, then
+// changes them one after the other.
+func (r *runner) oneAtATime(ctx context.Context, sys system) error {
+	k := r.o.LatencySamples
+	ns := namespaceFor(sys.name, "latency")
+	if err := r.e.createNamespace(ctx, ns); err != nil {
+		return err
+	}
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	tr := newTracker()
+	if err := sys.watch(watchCtx, r.e, ns, tr); err != nil {
+		return err
+	}
+	names := make([]string, k)
+	for i := range names {
+		names[i] = objectName(i)
+	}
+	fmt.Fprintf(r.o.Log, "%s: latency at idle, %d rollouts one at a time...\n", sys.name, k)
+	setup := &phaseRecord{System: sys.name, Phase: "setup", N: k, Namespace: ns, Version: 1, TriggerVerb: "create", Names: names}
+	if err := triggerAll(ctx, setup, tr, func(ctx context.Context, name string) error { return sys.create(ctx, r.e, ns, name) }); err != nil {
+		return err
+	}
+	if err := finish(ctx, r.o, setup, tr); err != nil {
+		return err
+	}
+	p := &phaseRecord{System: sys.name, Phase: "idle", N: k, Namespace: ns, Version: 2, TriggerVerb: "patch", Names: names,
+		Load: "idle (one at a time)"}
+	r.records = append(r.records, p)
+	if err := r.sequential(ctx, sys, p, tr); err != nil {
+		return err
+	}
+	stopWatch()
+	return r.cleanUp(ctx, ns)
+}
+
+// sequential triggers the phase's rollouts one at a time.
+func (r *runner) sequential(ctx context.Context, sys system, p *phaseRecord, tr *tracker) error {
+	tr.expect(p.Version)
+	p.Triggers = map[string]time.Time{}
+	p.Start = time.Now()
+	for _, name := range p.Names {
+		if err := sys.change(ctx, r.e, p.Namespace, name); err != nil {
+			return fmt.Errorf("changing %s/%s: %w", p.Namespace, name, err)
+		}
+		p.Triggers[name] = time.Now()
+		if err := tr.wait(ctx, r.o.PhaseTimeout, r.o.Log, sys.name+" idle", name); err != nil {
+			return err
+		}
+	}
+	return finish(ctx, r.o, p, tr)
+}

@@ -1,0 +1,206 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/bench/report"
+	"github.com/deployconfig/deployconfig/internal/deployment"
+)
+
+// progressEvery is how often a waiting phase reports its progress.
+const progressEvery = 30 * time.Second
+
+// tracker records when each rollout of a phase completed, as dc-bench's
+// watch sees it: a DC's deployment (RC) of the expected version reaching
+// Complete (or Failed), a Deployment of the expected generation becoming
+// complete as `kubectl rollout status` judges it.
+type tracker struct {
+	mu sync.Mutex
+	// target is the DC version or Deployment generation of the phase.
+	target int64
+	done   map[string]time.Time
+	failed map[string]time.Time
+	// changed is signalled (without blocking) on every new result.
+	changed chan struct{}
+}
+
+func newTracker() *tracker {
+	return &tracker{done: map[string]time.Time{}, failed: map[string]time.Time{}, changed: make(chan struct{}, 1)}
+}
+
+// expect starts a phase: rollouts to target from now on.
+func (t *tracker) expect(target int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.target = target
+	t.done = map[string]time.Time{}
+	t.failed = map[string]time.Time{}
+}
+
+// observe records a rollout of name to version that ended (failed or not).
+func (t *tracker) observe(name string, version int64, failed bool) {
+	now := time.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if version != t.target {
+		return
+	}
+	if _, ok := t.done[name]; ok {
+		return
+	}
+	if _, ok := t.failed[name]; ok {
+		return
+	}
+	if failed {
+		t.failed[name] = now
+	} else {
+		t.done[name] = now
+	}
+	select {
+	case t.changed <- struct{}{}:
+	default:
+	}
+}
+
+// results returns copies of the phase's results so far.
+func (t *tracker) results() (done, failed map[string]time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	done, failed = make(map[string]time.Time, len(t.done)), make(map[string]time.Time, len(t.failed))
+	for k, v := range t.done {
+		done[k] = v
+	}
+	for k, v := range t.failed {
+		failed[k] = v
+	}
+	return done, failed
+}
+
+// ended reports whether the named rollouts have all ended.
+func (t *tracker) ended(names ...string) (int, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for _, name := range names {
+		_, d := t.done[name]
+		_, f := t.failed[name]
+		if d || f {
+			n++
+		}
+	}
+	return n, n == len(names)
+}
+
+// wait waits until the named rollouts have all ended, reporting progress
+// to log under label.
+func (t *tracker) wait(ctx context.Context, timeout time.Duration, log io.Writer, label string, names ...string) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(progressEvery)
+	defer tick.Stop()
+	start := time.Now()
+	for {
+		n, all := t.ended(names...)
+		if all {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: %d of %d rollouts ended before the timeout (%s)", label, n, len(names), timeout)
+		case <-tick.C:
+			fmt.Fprintf(log, "  %s: %d/%d done after %.0f s\n", label, n, len(names), time.Since(start).Seconds())
+		case <-t.changed:
+		}
+	}
+}
+
+// watchDCs feeds the tracker from the namespace's RCs; it runs until ctx
+// ends.
+func watchDCs(ctx context.Context, kube kubernetes.Interface, namespace string, t *tracker) error {
+	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(namespace),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = dcv1.DeploymentConfigLabel }))
+	handle := func(obj any) {
+		rc, ok := obj.(*corev1.ReplicationController)
+		if !ok {
+			return
+		}
+		switch deployment.Phase(rc) {
+		case dcv1.DeploymentPhaseComplete:
+			t.observe(rc.Labels[dcv1.DeploymentConfigLabel], deployment.Version(rc), false)
+		case dcv1.DeploymentPhaseFailed:
+			t.observe(rc.Labels[dcv1.DeploymentConfigLabel], deployment.Version(rc), true)
+		}
+	}
+	informer := factory.Core().V1().ReplicationControllers().Informer()
+	return runInformer(ctx, factory, informer, handle)
+}
+
+// watchDeployments feeds the tracker from the namespace's Deployments.
+func watchDeployments(ctx context.Context, kube kubernetes.Interface, namespace string, t *tracker) error {
+	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(namespace))
+	handle := func(obj any) {
+		d, ok := obj.(*appsv1.Deployment)
+		if ok && deploymentComplete(d) {
+			t.observe(d.Name, d.Generation, false)
+		}
+	}
+	informer := factory.Apps().V1().Deployments().Informer()
+	return runInformer(ctx, factory, informer, handle)
+}
+
+// runInformer registers handle for adds and updates, starts the factory
+// and waits for its cache.
+func runInformer(ctx context.Context, factory informers.SharedInformerFactory, informer cache.SharedIndexInformer, handle func(any)) error {
+	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    handle,
+		UpdateFunc: func(_, obj any) { handle(obj) },
+	}); err != nil {
+		return fmt.Errorf("watching rollouts: %w", err)
+	}
+	factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+		return fmt.Errorf("watching rollouts: the cache did not sync")
+	}
+	return nil
+}
+
+// deploymentComplete is `kubectl rollout status`'s test: the controller
+// saw the current generation and every replica is updated and available,
+// with no old ones left.
+func deploymentComplete(d *appsv1.Deployment) bool {
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	s := d.Status
+	return s.ObservedGeneration >= d.Generation &&
+		s.UpdatedReplicas == want && s.Replicas == want && s.AvailableReplicas == want
+}
+
+// curve turns completion times into the chart's points, in seconds since
+// start.
+func curve(start time.Time, done map[string]time.Time) []report.Point {
+	times := make([]float64, 0, len(done))
+	for _, t := range done {
+		times = append(times, t.Sub(start).Seconds())
+	}
+	slices.Sort(times)
+	points := make([]report.Point, len(times))
+	for i, s := range times {
+		points[i] = report.Point{Seconds: s, Count: i + 1}
+	}
+	return points
+}
