@@ -291,15 +291,18 @@ func (r *Runtime) workersOf(key types.NamespacedName) []*podWorker {
 	return out
 }
 
-// removeWorker forgets a worker that has ended; unless the runtime is
-// stopping, its pod is never started again.
-func (r *Runtime) removeWorker(w *podWorker, shutdown bool) {
+// removeWorker forgets a worker whose goroutine is ending. When its pod's
+// work has ended for good (the pod finished or was deleted), the pod is
+// remembered as ended so that a stale cache never starts it again; a worker
+// that stopped for the runtime's shutdown or a failed status write is not, so
+// that a new worker may take over.
+func (r *Runtime) removeWorker(w *podWorker, ended bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.workers[w.uid] == w {
 		delete(r.workers, w.uid)
 	}
-	if !shutdown {
+	if ended {
 		r.ended[w.uid] = w.key
 	}
 }
