@@ -75,7 +75,7 @@ test-e2e: tools build
 
 .PHONY: run
 run: tools build ## Start (or reuse) the local playground and roll out a sample.
-	$(BIN)/dc-local up
+	$(BIN)/dc-local up --follow
 
 .PHONY: down
 down: ## Remove the local playground.

@@ -24,6 +24,7 @@ type upFlags struct {
 	nodes     int
 	namespace string
 	wait      time.Duration
+	follow    bool
 }
 
 func newUpCommand(g *globalFlags) *cobra.Command {
@@ -35,7 +36,11 @@ func newUpCommand(g *globalFlags) *cobra.Command {
 installs the DeploymentConfig CRD from config/crd/bases, starts 'dc-local
 serve' (dc-controller and the local pod runtime) in the background, applies
 the samples of config/samples, waits for their rollouts and prints how to use
-the cluster. Running it again is safe and fast.`,
+the cluster. Running it again is safe and fast.
+
+With --follow (what 'make run' does) it then shows the server's log until
+Ctrl-C, which stops dc-controller and the pod runtime and leaves the cluster;
+without it they keep running in the background until 'dc-local down'.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runUp(cmd.Context(), cmd.OutOrStdout(), g, f)
@@ -44,6 +49,7 @@ the cluster. Running it again is safe and fast.`,
 	cmd.Flags().IntVar(&f.nodes, "nodes", playground.DefaultNodes, "number of fake (kwok) nodes, at least 1")
 	cmd.Flags().StringVarP(&f.namespace, "namespace", "n", "default", "namespace of the samples")
 	cmd.Flags().DurationVar(&f.wait, "wait", 3*time.Minute, "how long the samples' rollouts get to finish")
+	cmd.Flags().BoolVar(&f.follow, "follow", false, "show the server's log until Ctrl-C, then stop dc-controller and the pod runtime (the cluster stays)")
 	return cmd
 }
 
@@ -77,14 +83,24 @@ func runUp(ctx context.Context, out io.Writer, g *globalFlags, f *upFlags) error
 		return err
 	}
 	rolloutErr := waitSamples(ctx, out, cluster, namespace, dcs, f.wait)
+	if rolloutErr != nil && cluster.Reused {
+		// A reused playground may hold a rollout that failed before this
+		// run, e.g. one that a Ctrl-C stopped; the new rollout below tells
+		// whether everything works now.
+		fmt.Fprintf(out, "Note: %v\nThe cluster was reused; starting a new rollout.\n", rolloutErr)
+		rolloutErr = nil
+	}
 	if rolloutErr == nil && len(dcs) > 0 {
 		rolloutErr = showSecondRollout(ctx, out, cluster, namespace, dcs[0], f.wait)
 	}
 	if err := showDeploymentConfigs(ctx, out, cluster, namespace); err != nil {
 		return err
 	}
-	printNextSteps(out, cluster, o.BinDir, server, time.Since(start))
-	return rolloutErr
+	printNextSteps(out, cluster, o.BinDir, server, time.Since(start), f.follow)
+	if rolloutErr != nil || !f.follow {
+		return rolloutErr
+	}
+	return followServer(ctx, out, o, server)
 }
 
 // showSecondRollout changes a sample's pod template, as a user would, and
@@ -203,13 +219,17 @@ func showDeploymentConfigs(ctx context.Context, out io.Writer, cluster *playgrou
 }
 
 // printNextSteps tells the user how to reach the cluster and what to try.
-func printNextSteps(out io.Writer, cluster *playground.Cluster, bin string, server *playground.Server, took time.Duration) {
+func printNextSteps(out io.Writer, cluster *playground.Cluster, bin string, server *playground.Server, took time.Duration, follow bool) {
 	state := "started"
 	if cluster.Reused {
 		state = "reused"
 	}
+	where := "To use it:"
+	if follow {
+		where = "To use it, in another terminal:"
+	}
 	fmt.Fprintf(out, `
-Playground %q is ready (%s, %s). To use it:
+Playground %q is ready (%s, %s). %s
 
   export KUBECONFIG=%s PATH=%s:$PATH
 
@@ -220,8 +240,21 @@ Then try:
   kubectl dc logs hello                  the deployer's log of the latest rollout
   kubectl dc describe hello              strategy, triggers, deployments, events
 
-dc-controller and the pod runtime run in the background (dc-local serve,
+%s`, cluster.Name, state, took.Round(100*time.Millisecond), where, cluster.Kubeconfig, bin, serverNote(server, follow))
+}
+
+// serverNote says where dc-controller and the pod runtime run and how they
+// stop.
+func serverNote(server *playground.Server, follow bool) string {
+	if follow {
+		return fmt.Sprintf(`dc-controller and the pod runtime (dc-local serve, pid %d) run until you
+press Ctrl-C; their log follows (also in %s). Ctrl-C leaves the cluster;
+make down removes it.
+
+`, server.PID, server.Log)
+	}
+	return fmt.Sprintf(`dc-controller and the pod runtime run in the background (dc-local serve,
 pid %d; log %s).
 dc-local down stops them and removes the playground.
-`, cluster.Name, state, took.Round(100*time.Millisecond), cluster.Kubeconfig, bin, server.PID, server.Log)
+`, server.PID, server.Log)
 }

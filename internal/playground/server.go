@@ -52,3 +52,13 @@ func (o Options) RuntimeDir() (string, error) {
 	}
 	return filepath.Join(o.clusterDir(), runtimeDir), nil
 }
+
+// ServerRunning reports whether the cluster's server runs.
+func ServerRunning(o Options) bool {
+	o, err := o.withDefaults()
+	if err != nil {
+		return false
+	}
+	_, running := serverRunning(o)
+	return running
+}
