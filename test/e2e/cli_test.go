@@ -247,7 +247,7 @@ func TestCLIPausedDeploymentConfig(t *testing.T) {
 // `kubectl apply -f -` rolls out.
 func TestCLIConvertedManifestRollsOut(t *testing.T) {
 	t.Parallel()
-	ns := dcNamespace(t)
+	ns := dcNamespaceAt(t, podSecurityPrivileged) // a user's OpenShift template
 	converted := kubectlDC(t, ns, "convert", "-f", compatManifest())
 	// The manifest uses nothing that cannot carry over: no warning.
 	if converted.code != 0 || converted.stderr != "" || !strings.Contains(converted.stdout, "apiVersion: apps.deployconfig.io/v1\n") {

@@ -279,7 +279,7 @@ func TestConvertOpenShiftManifests(t *testing.T) {
 // Rolling with pre and post hooks: both run around the first rollout, and
 // a config change rolls the new version in while the old one goes.
 func checkRollingHooks(t *testing.T, file string) {
-	ns := dcNamespace(t)
+	ns := convertNamespace(t)
 	c := convertFile(t, file)
 	assertWarnings(t, c)
 	applyConverted(t, ns, c.output, dcCreated("frontend"))
@@ -307,7 +307,7 @@ func checkRollingHooks(t *testing.T, file string) {
 // Recreate runs its pre, mid and post hooks in order, each policy
 // (Abort, Retry, Ignore) going on when its hook succeeds.
 func checkRecreateHooks(t *testing.T, file string) {
-	ns := dcNamespace(t)
+	ns := convertNamespace(t)
 	c := convertFile(t, file)
 	assertWarnings(t, c)
 	applyConverted(t, ns, c.output, dcCreated("database"))
@@ -330,7 +330,7 @@ func checkRecreateHooks(t *testing.T, file string) {
 // A Custom strategy calling OpenShift's deployer by its name: the warning
 // says dc-deploy answers to it, and the two steps run.
 func checkCustomOpenShiftDeploy(t *testing.T, file string) {
-	ns := dcNamespace(t)
+	ns := convertNamespace(t)
 	c := convertFile(t, file)
 	assertWarnings(t, c, "deploymentconfig/canary: spec.strategy.customParams.command runs openshift-deploy: the deployer here is dc-deploy")
 	applyConverted(t, ns, c.output, dcCreated("canary"))
@@ -346,7 +346,7 @@ func checkCustomOpenShiftDeploy(t *testing.T, file string) {
 // does its own step, and has dc-deploy finish the rollout, which does not
 // run the hook again.
 func checkCustomDCDeploy(t *testing.T, file string) {
-	ns := dcNamespace(t)
+	ns := convertNamespace(t)
 	c := convertFile(t, file)
 	assertWarnings(t, c)
 	applyConverted(t, ns, c.output, dcCreated("batch"))
@@ -365,7 +365,7 @@ func checkCustomDCDeploy(t *testing.T, file string) {
 // tagImages into ImageStreamTags cannot carry over: a hook that only tags
 // is dropped, one that also runs a command keeps the command.
 func checkTagImages(t *testing.T, file string) {
-	ns := dcNamespace(t)
+	ns := convertNamespace(t)
 	c := convertFile(t, file)
 	assertWarnings(t, c,
 		"deploymentconfig/release: spec.strategy.recreateParams.mid.tagImages[0]: dropped: it tags into ImageStreamTag release:staged",
@@ -387,7 +387,7 @@ func checkTagImages(t *testing.T, file string) {
 // An ImageStreamTag trigger beside a ConfigChange one is kept but manual;
 // the config change rolls the template's image out.
 func checkImageChangeWithConfigChange(t *testing.T, file string) {
-	ns := dcNamespace(t)
+	ns := convertNamespace(t)
 	c := convertFile(t, file)
 	assertWarnings(t, c, "deploymentconfig/api: spec.triggers[1]: ImageChange trigger on ImageStreamTag api:latest kept with automatic=false")
 	triggers := convertedDC(t, c, "api").Spec.Triggers
@@ -404,7 +404,7 @@ func checkImageChangeWithConfigChange(t *testing.T, file string) {
 // nothing by itself once converted; `kubectl dc rollout latest` rolls out
 // the template as it is.
 func checkManualImageChange(t *testing.T, file string) {
-	ns := dcNamespace(t)
+	ns := convertNamespace(t)
 	c := convertFile(t, file)
 	assertWarnings(t, c, "deploymentconfig/reports: spec.triggers[0]: ImageChange trigger on ImageStreamTag shared-images/reports:stable kept with automatic=false")
 	applyConverted(t, ns, c.output, dcCreated("reports"))
@@ -422,7 +422,7 @@ func checkManualImageChange(t *testing.T, file string) {
 // images were mirrored to: the trigger stays automatic, dc-controller
 // resolves the tag, and the first rollout runs the image by digest.
 func checkImageRegistry(t *testing.T, file string) {
-	ns := dcNamespace(t)
+	ns := convertNamespace(t)
 	reg := registrytest.New(t)
 	digest := reg.Push(t, "images/shop:prod")
 
@@ -452,7 +452,7 @@ func checkImageRegistry(t *testing.T, file string) {
 // DeploymentConfig (whose hook reads the ConfigMap), and loses its
 // OpenShift-only ones.
 func checkList(t *testing.T, file string) {
-	ns := dcNamespace(t)
+	ns := convertNamespace(t)
 	c := convertFile(t, file)
 	assertWarnings(t, c,
 		"configmap/greeter-settings: not a DeploymentConfig: passed through unchanged",
@@ -475,7 +475,7 @@ func checkList(t *testing.T, file string) {
 // A multi-document file keeps its ServiceAccount, which both converted
 // DeploymentConfigs' pods run as, and loses its BuildConfig.
 func checkMultiDocument(t *testing.T, file string) {
-	ns := dcNamespace(t)
+	ns := convertNamespace(t)
 	c := convertFile(t, file)
 	assertWarnings(t, c,
 		"serviceaccount/queue: not a DeploymentConfig: passed through unchanged",
@@ -503,7 +503,7 @@ func checkMultiDocument(t *testing.T, file string) {
 // OpenShift's deployer-pod.ignore annotation becomes ours: the deployment
 // is made and waits, New, for something else to roll it out.
 func checkDeployerIgnore(t *testing.T, file string) {
-	ns := dcNamespace(t)
+	ns := convertNamespace(t)
 	c := convertFile(t, file)
 	assertWarnings(t, c)
 	annotations := convertedDC(t, c, "external").Annotations
@@ -516,7 +516,7 @@ func checkDeployerIgnore(t *testing.T, file string) {
 
 // A test DeploymentConfig rolls out, runs its hook and ends at zero pods.
 func checkTestDeployment(t *testing.T, file string) {
-	ns := dcNamespace(t)
+	ns := convertNamespace(t)
 	c := convertFile(t, file)
 	assertWarnings(t, c)
 	applyConverted(t, ns, c.output, dcCreated("smoke"))
@@ -893,6 +893,14 @@ func checkConvertedObjects(t *testing.T, in, out []map[string]any, warnings []st
 	}
 }
 
+// convertNamespace is the namespace a converted manifest is applied to.
+// Converted templates are the users' own, written for OpenShift without the
+// restricted Pod Security settings, so it does not enforce them.
+func convertNamespace(t *testing.T) string {
+	t.Helper()
+	return dcNamespaceAt(t, podSecurityPrivileged)
+}
+
 // corpusNamespace is the namespace to apply converted DeploymentConfigs
 // to: a fresh one, or the one their manifest names. `kubectl dc convert`
 // keeps metadata.namespace, and kubectl refuses to apply an object of
@@ -907,7 +915,7 @@ func corpusNamespace(t *testing.T, dcs []*dcv1.DeploymentConfig) string {
 		}
 	}
 	if name == "" {
-		return dcNamespace(t)
+		return convertNamespace(t)
 	}
 	return namedDCNamespace(t, name, dcs)
 }

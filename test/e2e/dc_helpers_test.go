@@ -34,12 +34,21 @@ import (
 // commandTimeout bounds one run of kubectl or kubectl dc.
 const commandTimeout = 3 * time.Minute
 
-// dcNamespace creates a namespace for a test that rolls out
-// DeploymentConfigs and watches it with an invariants.Checker for the whole
-// test: the test fails with every DeploymentConfig rule it saw broken.
+// dcNamespace creates a namespace that enforces the restricted Pod
+// Security Standard for a test that rolls out DeploymentConfigs; see
+// dcNamespaceAt.
 func dcNamespace(t *testing.T) string {
 	t.Helper()
-	ns := newNamespace(t)
+	return dcNamespaceAt(t, podSecurityRestricted)
+}
+
+// dcNamespaceAt creates a namespace that enforces the Pod Security Standard
+// level for a test that rolls out DeploymentConfigs, and watches it with an
+// invariants.Checker for the whole test: the test fails with every
+// DeploymentConfig rule it saw broken.
+func dcNamespaceAt(t *testing.T, level string) string {
+	t.Helper()
+	ns := newNamespaceAt(t, level)
 	checker, err := invariants.Start(context.Background(), suite.cluster.Config, ns)
 	if err != nil {
 		t.Fatalf("watching namespace %s for broken invariants: %v", ns, err)
@@ -86,10 +95,10 @@ func newDC(name string, replicas int32, strategy dcv1.DeploymentStrategy) *dcv1.
 			Triggers: []dcv1.DeploymentTriggerPolicy{{Type: dcv1.DeploymentTriggerOnConfigChange}},
 			Template: &corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
+				Spec: restricted(corev1.PodSpec{
 					TerminationGracePeriodSeconds: new(int64(1)),
 					Containers:                    []corev1.Container{{Name: "app", Image: pauseImage}},
-				},
+				}),
 			},
 		},
 	}

@@ -29,14 +29,35 @@ func clientset() kubernetes.Interface {
 	return suite.cluster.Clientset
 }
 
-// newNamespace creates a namespace for one test, waits until pods can be
-// created in it (its default service account exists) and deletes it when
-// the test ends.
+// Pod Security Standard levels a test namespace enforces.
+const (
+	// podSecurityRestricted is what every test namespace enforces unless
+	// the test needs more: deployconfig's own pods (deployers, hooks of a
+	// compliant template) must be admitted there.
+	podSecurityRestricted = "restricted"
+	// podSecurityPrivileged is for templates that users wrote without the
+	// restricted settings, such as converted OpenShift manifests.
+	podSecurityPrivileged = "privileged"
+)
+
+// newNamespace creates a namespace for one test that enforces the
+// restricted Pod Security Standard; see newNamespaceAt.
 func newNamespace(t *testing.T) string {
+	t.Helper()
+	return newNamespaceAt(t, podSecurityRestricted)
+}
+
+// newNamespaceAt creates a namespace for one test that enforces the Pod
+// Security Standard level, waits until pods can be created in it (its
+// default service account exists) and deletes it when the test ends.
+func newNamespaceAt(t *testing.T, level string) string {
 	t.Helper()
 	ctx := t.Context()
 	ns, err := clientset().CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-"},
+		ObjectMeta: metav1.ObjectMeta{
+			GenerateName: "e2e-",
+			Labels:       map[string]string{"pod-security.kubernetes.io/enforce": level},
+		},
 	}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("creating a namespace: %v", err)
@@ -49,6 +70,23 @@ func newNamespace(t *testing.T) string {
 		return err == nil, ignoreNotFound(err)
 	})
 	return ns.Name
+}
+
+// restricted gives a pod spec the settings the restricted Pod Security
+// Standard asks for, as a user's compliant template would have them.
+func restricted(spec corev1.PodSpec) corev1.PodSpec {
+	spec.SecurityContext = &corev1.PodSecurityContext{
+		RunAsNonRoot:   new(true),
+		RunAsUser:      new(int64(65532)),
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+	for i := range spec.Containers {
+		spec.Containers[i].SecurityContext = &corev1.SecurityContext{
+			AllowPrivilegeEscalation: new(false),
+			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		}
+	}
+	return spec
 }
 
 // waitFor polls cond until it is true, fails the test when it returns an
@@ -73,9 +111,9 @@ func ignoreNotFound(err error) error {
 func testPod(name string, labels map[string]string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
-		Spec: corev1.PodSpec{
+		Spec: restricted(corev1.PodSpec{
 			Containers: []corev1.Container{{Name: "main", Image: pauseImage}},
-		},
+		}),
 	}
 }
 

@@ -28,11 +28,11 @@ func hookPod(name, rc string, policy corev1.RestartPolicy, command ...string) *c
 			dcv1.DeployerPodForDeploymentLabel: rc,
 			dcv1.DeployerPodTypeLabel:          "hook-pre",
 		}},
-		Spec: corev1.PodSpec{
+		Spec: restricted(corev1.PodSpec{
 			RestartPolicy:                 policy,
 			TerminationGracePeriodSeconds: new(int64(5)),
 			Containers:                    []corev1.Container{{Name: "lifecycle", Image: pauseImage, Command: command}},
-		},
+		}),
 	}
 }
 
@@ -178,9 +178,18 @@ spec:
       labels:
         app: web
     spec:
+      securityContext:
+        runAsNonRoot: true
+        runAsUser: 65532
+        seccompProfile:
+          type: RuntimeDefault
       containers:
       - name: app
         image: registry.k8s.io/pause:3.10
+        securityContext:
+          allowPrivilegeEscalation: false
+          capabilities:
+            drop: ["ALL"]
 `
 
 // A whole rollout on the playground: the deployer pod runs dc-deploy
