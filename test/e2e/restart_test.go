@@ -59,8 +59,15 @@ func TestRuntimeRestart(t *testing.T) {
 	if again.ResourceVersion != done.ResourceVersion {
 		t.Errorf("the terminal pod was changed: %+v", again.Status)
 	}
-	if out := kubectl(t, "logs", "-n", ns, "onfailure"); out != "started\n" {
-		t.Errorf("kubectl logs of the restarted container = %q", out)
+	// The container is ready once its process runs, a moment before the
+	// process has written its line.
+	var logs result
+	err = poll(t, podTimeout, func(context.Context) (bool, error) {
+		logs = run(t, "", "kubectl", "logs", "-n", ns, "onfailure")
+		return logs.code == 0 && logs.stdout == "started\n", nil
+	})
+	if err != nil {
+		t.Errorf("kubectl logs of the restarted container: %s", logs)
 	}
 }
 

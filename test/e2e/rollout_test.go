@@ -123,7 +123,7 @@ func TestUnavailablePodsFailTheRolloutAtTheTimeout(t *testing.T) {
 		strategy: recreate(nil, nil, nil),
 		timeout:  func(s *dcv1.DeploymentStrategy, n int64) { s.RecreateParams.TimeoutSeconds = &n },
 		// Recreate waits for its first pod to be available.
-		wantError: "error: pods for rc 'NS/web-2' took longer than 5 seconds to become available",
+		wantError: "error: pods for rc 'NS/web-2' took longer than 20 seconds to become available",
 	}, {
 		name:     "Rolling",
 		strategy: rolling(intstr.FromInt32(1), intstr.FromInt32(0)),
@@ -138,7 +138,9 @@ func TestUnavailablePodsFailTheRolloutAtTheTimeout(t *testing.T) {
 			requireComplete(t, ns, "web", 1)
 
 			updateDC(t, ns, "web", func(dc *dcv1.DeploymentConfig) {
-				tc.timeout(&dc.Spec.Strategy, 5)
+				// Long enough for the scale-down before it on a loaded
+				// machine: only the new pods' availability may time out.
+				tc.timeout(&dc.Spec.Strategy, 20)
 				dc.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{
 					corev1.ResourceCPU: resource.MustParse("100k"),
 				}
