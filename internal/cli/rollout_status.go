@@ -171,9 +171,22 @@ func rolloutStatusOf(dc *dcv1.DeploymentConfig, rc *corev1.ReplicationController
 	case latest == 0:
 		return rolloutState{message: fmt.Sprintf("Waiting for the first rollout of %q (an image trigger must resolve an image first)...", dc.Name)}
 	case rc == nil:
-		return rolloutState{message: fmt.Sprintf("Waiting for rollout #%d to be created...", latest)}
+		return rolloutState{message: waitingForCreate(dc, latest)}
 	}
 	return deploymentStatusOf(dc, rc)
+}
+
+// waitingForCreate words the wait for the latest deployment's
+// ReplicationController, with the reason the controller could not create it
+// yet (a quota, an admission webhook...): it keeps trying, so this is not
+// the end of the rollout.
+func waitingForCreate(dc *dcv1.DeploymentConfig, version int64) string {
+	for _, c := range dc.Status.Conditions {
+		if c.Type == dcv1.DeploymentProgressing && c.Reason == dcv1.ReplicationControllerCreateErrorReason {
+			return fmt.Sprintf("Waiting for rollout #%d to be created: %s", version, c.Message)
+		}
+	}
+	return fmt.Sprintf("Waiting for rollout #%d to be created...", version)
 }
 
 // deploymentStatusOf words the state of an existing latest deployment.

@@ -46,6 +46,10 @@ func TestRolloutStatusOf(t *testing.T) {
 		{name: "cancelled", dc: base, rc: newRC(t, base, 3, dcv1.DeploymentPhaseFailed, time.Minute, cancelled), done: true,
 			err: `rollout #3 of deploymentconfig "web" was cancelled: cancelled by the user`},
 		{name: "not created yet", dc: base, want: "Waiting for rollout #3 to be created..."},
+		{name: "creation refused", dc: newDC("web", 3, func(dc *dcv1.DeploymentConfig) {
+			dc.Status.Conditions = []dcv1.DeploymentCondition{{Type: dcv1.DeploymentProgressing, Status: corev1.ConditionFalse,
+				Reason: dcv1.ReplicationControllerCreateErrorReason, Message: `replicationcontrollers "web-3" is forbidden: exceeded quota`}}
+		}), want: `Waiting for rollout #3 to be created: replicationcontrollers "web-3" is forbidden: exceeded quota`},
 		{name: "spec not observed", dc: newDC("web", 3, func(dc *dcv1.DeploymentConfig) { dc.Generation = 2 }),
 			want: "Waiting for latest deployment config spec to be observed by the controller loop..."},
 		{name: "paused", dc: newDC("web", 3, paused), done: true,
