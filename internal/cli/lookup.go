@@ -151,3 +151,21 @@ func getLatest(ctx context.Context, c *Clients, dc *dcv1.DeploymentConfig) (*cor
 func phaseWord(rc *corev1.ReplicationController) string {
 	return strings.ToLower(string(deployment.Phase(rc)))
 }
+
+// openDC is how every command that changes one DeploymentConfig starts: it
+// makes the clients, checks the output flags before anything changes, and
+// reads the DeploymentConfig.
+func (a *app) openDC(ctx context.Context, name string, out *outputFlags) (*Clients, *dcv1.DeploymentConfig, error) {
+	c, err := a.clients()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := out.validate(c.Scheme); err != nil {
+		return nil, nil, err
+	}
+	dc, err := getDC(ctx, c, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, dc, nil
+}

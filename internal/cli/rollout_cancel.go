@@ -35,14 +35,7 @@ keeps (or gets back) the replicas.`,
 }
 
 func (a *app) rolloutCancel(ctx context.Context, name string, out *outputFlags) error {
-	c, err := a.clients()
-	if err != nil {
-		return err
-	}
-	if err := out.validate(c.Scheme); err != nil {
-		return err
-	}
-	dc, err := getDC(ctx, c, name)
+	c, dc, err := a.openDC(ctx, name, out)
 	if err != nil {
 		return err
 	}

@@ -70,14 +70,7 @@ func (a *app) rolloutLatest(ctx context.Context, name string, opts *latestOption
 	if opts.timeout <= 0 {
 		return fmt.Errorf("--timeout: expected a duration above 0, got %s", opts.timeout)
 	}
-	c, err := a.clients()
-	if err != nil {
-		return err
-	}
-	if err := opts.out.validate(c.Scheme); err != nil {
-		return err
-	}
-	dc, err := getDC(ctx, c, name)
+	c, dc, err := a.openDC(ctx, name, opts.out)
 	if err != nil {
 		return err
 	}

@@ -36,14 +36,7 @@ made meanwhile roll out on resume.`
 }
 
 func (a *app) rolloutPause(ctx context.Context, name string, pause bool, out *outputFlags) error {
-	c, err := a.clients()
-	if err != nil {
-		return err
-	}
-	if err := out.validate(c.Scheme); err != nil {
-		return err
-	}
-	dc, err := getDC(ctx, c, name)
+	c, dc, err := a.openDC(ctx, name, out)
 	if err != nil {
 		return err
 	}

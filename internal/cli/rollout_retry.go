@@ -41,14 +41,7 @@ with a new deployer pod. Only a failed latest rollout can be retried.`,
 }
 
 func (a *app) rolloutRetry(ctx context.Context, name string, out *outputFlags) error {
-	c, err := a.clients()
-	if err != nil {
-		return err
-	}
-	if err := out.validate(c.Scheme); err != nil {
-		return err
-	}
-	dc, err := getDC(ctx, c, name)
+	c, dc, err := a.openDC(ctx, name, out)
 	if err != nil {
 		return err
 	}

@@ -46,14 +46,7 @@ func (a *app) rolloutUndo(ctx context.Context, name string, toRevision int64, ou
 	if toRevision < 0 {
 		return fmt.Errorf("--to-revision: expected a revision number of 1 or more, got %d", toRevision)
 	}
-	c, err := a.clients()
-	if err != nil {
-		return err
-	}
-	if err := out.validate(c.Scheme); err != nil {
-		return err
-	}
-	dc, err := getDC(ctx, c, name)
+	c, dc, err := a.openDC(ctx, name, out)
 	if err != nil {
 		return err
 	}
