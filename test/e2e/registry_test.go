@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -489,4 +490,43 @@ func TestRegistryEmptyImagePatchesNeverRollOutAnEmptyImage(t *testing.T) {
 		}
 	}
 	t.Logf("web after 50 empty-image patches: generation %d, rollout #%d", dc.Generation, dc.Status.LatestVersion)
+}
+
+// A tagImages hook whose target is not a tag of a registry is refused when
+// applied, with the field and the reason.
+func TestRegistryTagImagesRefusesANonRegistryTarget(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	for _, tc := range []struct{ kind, name, want string }{
+		{"ImageStreamTag", "web:deployed", "spec.strategy.recreateParams.post.tagImages[0].to.kind: Invalid value: must be DockerImage"},
+		{"DockerImage", "Not A Reference!", "spec.strategy.recreateParams.post.tagImages[0].to.name: Invalid value: must be a tagged image reference"},
+	} {
+		manifest := fmt.Sprintf(`apiVersion: apps.deployconfig.io/v1
+kind: DeploymentConfig
+metadata:
+  name: web
+spec:
+  replicas: 1
+  selector: {app: web}
+  strategy:
+    type: Recreate
+    recreateParams:
+      post:
+        failurePolicy: Abort
+        tagImages:
+        - containerName: web
+          to: {kind: %s, name: %q}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: web
+        image: %s
+`, tc.kind, tc.name, pauseImage)
+		r := run(t, manifest, "kubectl", "apply", "-n", ns, "-f", "-")
+		if r.code == 0 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("kubectl apply of a tagImages hook to %s %q: %s\nwant a refusal with %q", tc.kind, tc.name, r, tc.want)
+		}
+	}
 }
