@@ -17,6 +17,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/deployconfig/deployconfig/internal/imagetrigger"
 	"github.com/deployconfig/deployconfig/internal/playground"
 	"github.com/deployconfig/deployconfig/internal/podruntime"
 )
@@ -45,6 +46,8 @@ type serveFlags struct {
 	runtimeQPS    float32
 	runtimeBurst  int
 	verbosity     int
+	// imagePollInterval is dc-controller's --image-poll-interval.
+	imagePollInterval time.Duration
 	// controller runs dc-controller in serve; without it serve is only
 	// the pod runtime (see serve_controller.go).
 	controller bool
@@ -77,6 +80,7 @@ stopping the background one. Only one runs per cluster.`,
 	fl.Float32Var(&f.runtimeQPS, "runtime-kube-api-qps", 50, "queries per second of the pod runtime's own client (a kubelet's default)")
 	fl.IntVar(&f.runtimeBurst, "runtime-kube-api-burst", 100, "burst of the pod runtime's own client (a kubelet's default)")
 	fl.IntVar(&f.verbosity, "log-level", 0, "log verbosity (0: info, higher: more detail)")
+	fl.DurationVar(&f.imagePollInterval, "image-poll-interval", imagetrigger.DefaultPollInterval, "how often dc-controller looks up each registry tag an ImageChange trigger watches")
 	addControllerFlag(fl, f)
 	return cmd
 }

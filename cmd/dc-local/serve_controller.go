@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
@@ -27,11 +28,17 @@ func newController(cfg *rest.Config, f *serveFlags) (func(context.Context) error
 			return nil
 		}, nil
 	}
+	if f.imagePollInterval <= 0 {
+		return nil, fmt.Errorf("--image-poll-interval %s: want a positive duration", f.imagePollInterval)
+	}
 	mgr, err := controller.NewManager(controllerConfig(cfg), controller.Options{
 		DeployerImage: f.deployerImage,
 		Workers:       f.workers,
 		MetricsAddr:   f.metricsAddr,
 		HealthAddr:    f.healthAddr,
+		// The playground's registries are often local ones a user pushes
+		// to while trying triggers out, so the interval is a flag here too.
+		ImagePollInterval: f.imagePollInterval,
 	})
 	if err != nil {
 		return nil, err

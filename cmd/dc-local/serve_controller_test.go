@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 )
@@ -31,5 +32,16 @@ func TestServeWithoutController(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the controller's part did not return when serve ended")
+	}
+}
+
+// A poll interval that is not positive is refused, naming the flag, before
+// anything starts.
+func TestServeRefusesNonPositiveImagePollInterval(t *testing.T) {
+	for _, d := range []time.Duration{0, -time.Second} {
+		_, err := newController(nil, &serveFlags{controller: true, imagePollInterval: d})
+		if err == nil || !strings.Contains(err.Error(), "--image-poll-interval") {
+			t.Errorf("newController with --image-poll-interval %s: %v, want an error naming the flag", d, err)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-logr/logr"
 
+	"github.com/deployconfig/deployconfig/internal/imagetrigger"
 	"github.com/deployconfig/deployconfig/internal/playground"
 )
 
@@ -58,6 +59,7 @@ func TestServeCommand(t *testing.T) {
 		"metrics-bind-address":         "0",
 		"health-probe-bind-address":    "0",
 		"impersonate-service-accounts": "true",
+		"image-poll-interval":          imagetrigger.DefaultPollInterval.String(),
 	} {
 		if f := cmd.Flags().Lookup(flag); f == nil || f.DefValue != want {
 			t.Errorf("flag --%s: %v, want default %q", flag, f, want)

@@ -41,6 +41,9 @@ const (
 	// says otherwise: the tests mostly wait for the cluster, so more of
 	// them than CPUs keeps a run short.
 	parallelTests = 8
+	// imagePollInterval is dc-controller's --image-poll-interval: short,
+	// so that tests see a push to a registry tag roll out soon.
+	imagePollInterval = 2 * time.Second
 )
 
 // suite is the cluster the tests run against; TestMain sets it.
@@ -170,7 +173,7 @@ func setUp(ctx context.Context, o playground.Options) (*environment, error) {
 	if err := cluster.InstallCRDs(ctx, crdDir); err != nil {
 		return nil, err
 	}
-	command := []string{dcLocal, "serve", "--name", o.Name, "--bin", o.BinDir}
+	command := []string{dcLocal, "serve", "--name", o.Name, "--bin", o.BinDir, "--image-poll-interval", imagePollInterval.String()}
 	server, err := cluster.StartServer(ctx, command)
 	if err != nil {
 		return nil, err
