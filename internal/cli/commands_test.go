@@ -15,7 +15,16 @@ import (
 // namespaceOverview is a namespace with a DeploymentConfig in every state
 // `status` and `get` show.
 func namespaceOverview(t *testing.T) []runtime.Object {
-	web := newDC("web", 3, withImageTrigger)
+	web := newDC("web", 3, withImageTrigger, func(dc *dcv1.DeploymentConfig) {
+		dc.Status.Conditions = []dcv1.DeploymentCondition{
+			{Type: dcv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: dcv1.MinimumReplicasAvailableReason,
+				Message: "Deployment config has minimum availability."},
+			{Type: dcv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: dcv1.ReplicationControllerUpdatedReason,
+				Message: `replication controller "web-3" is progressing`},
+			{Type: dcv1.ImageTriggerFailure, Status: corev1.ConditionTrue, Reason: "ImageResolveFailed",
+				Message: "registry.example.com/web:stable: unauthorized"},
+		}
+	})
 	api := newDC("api", 1, manualOnly)
 	api.Spec.Replicas = 1
 	smoke := newDC("smoke", 4, func(dc *dcv1.DeploymentConfig) { dc.Spec.Test = true })

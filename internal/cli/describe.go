@@ -59,6 +59,7 @@ func (a *app) describe(ctx context.Context, name string) error {
 	}
 	d := newDescriber(a.Streams.Out)
 	a.describeConfig(d, dc)
+	describeConditions(d, dc.Status.Conditions)
 	a.describeDeployments(d, dc, rcs, pods)
 	a.describeEvents(d, events)
 	return d.flush()
@@ -89,6 +90,20 @@ func (a *app) describeConfig(d *describer, dc *dcv1.DeploymentConfig) {
 	d.line(0, "Triggers", describeTriggers(eff.Spec.Triggers))
 	describeStrategy(d, &eff.Spec.Strategy)
 	d.podTemplate(0, eff.Spec.Template)
+}
+
+// describeConditions writes the DeploymentConfig's conditions, with their
+// messages: an image trigger's failure is only told there and in an event.
+func describeConditions(d *describer, conditions []dcv1.DeploymentCondition) {
+	if len(conditions) == 0 {
+		return
+	}
+	d.heading(0, "Conditions")
+	d.text(1, "Type\tStatus\tReason\tMessage")
+	d.text(1, "----\t------\t------\t-------")
+	for _, c := range conditions {
+		d.text(1, fmt.Sprintf("%s\t%s\t%s\t%s", c.Type, c.Status, orNone(c.Reason), strings.TrimSpace(c.Message)))
+	}
 }
 
 // describeTriggers lists triggers as oc does: "Config, Image(app:1, auto=true)".
