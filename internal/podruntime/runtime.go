@@ -291,15 +291,17 @@ func (r *Runtime) workersOf(key types.NamespacedName) []*podWorker {
 	return out
 }
 
-// removeWorker forgets a worker that has ended; unless the runtime is
-// stopping, its pod is never started again.
-func (r *Runtime) removeWorker(w *podWorker, shutdown bool) {
+// removeWorker forgets a worker that has stopped. When its pod has ended
+// (its final status is written, or it was deleted) the pod is never started
+// again; otherwise (its status could not be written, or the runtime is
+// stopping) a new worker may take it over.
+func (r *Runtime) removeWorker(w *podWorker, ended bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.workers[w.uid] == w {
 		delete(r.workers, w.uid)
 	}
-	if !shutdown {
+	if ended {
 		r.ended[w.uid] = w.key
 	}
 }
