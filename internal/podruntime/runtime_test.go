@@ -1,6 +1,7 @@
 package podruntime
 
 import (
+	"errors"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -37,6 +38,41 @@ func TestRemoveWorker(t *testing.T) {
 			}
 			if tt.ended && r.startWorker(t.Context(), nil, pod) {
 				t.Error("startWorker started an ended pod again")
+			}
+		})
+	}
+}
+
+// The final status is written again until it is written, or until the
+// worker says to stop (the pod is gone, the runtime stops).
+func TestUntilWritten(t *testing.T) {
+	away := errors.New("connection refused")
+	tests := []struct {
+		name      string
+		failures  int
+		stopAfter int
+		wantCalls int
+		wantErr   error
+	}{
+		{name: "written at once", wantCalls: 1},
+		{name: "written once the API server is back", failures: 3, stopAfter: 100, wantCalls: 4},
+		{name: "the pod is gone", failures: 100, stopAfter: 2, wantCalls: 3, wantErr: away},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls, asked := 0, 0
+			err := untilWritten(func() error {
+				calls++
+				if calls <= tt.failures {
+					return away
+				}
+				return nil
+			}, func(error) bool {
+				asked++
+				return asked <= tt.stopAfter
+			})
+			if !errors.Is(err, tt.wantErr) || calls != tt.wantCalls {
+				t.Errorf("untilWritten() = %v after %d writes, want %v after %d", err, calls, tt.wantErr, tt.wantCalls)
 			}
 		})
 	}
