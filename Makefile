@@ -13,7 +13,7 @@ GO_PACKAGES := ./...
 DC_COMPAT_DIR ?= $(firstword $(wildcard $(CURDIR)/../shared/compat /work/shared/compat))
 export DC_COMPAT_DIR
 # Unit tests: everything except the suites that need a cluster.
-UNIT_PACKAGES = $(shell go list ./... | grep -Ev "/test/(integration|e2e|chaos|security)$$")
+UNIT_PACKAGES = $(shell go list ./... | grep -Ev "/test/(integration|e2e|chaos|security)(/|$$)")
 
 .PHONY: all
 all: build
