@@ -12,8 +12,8 @@ GO_PACKAGES := ./...
 # usual place.
 DC_COMPAT_DIR ?= $(firstword $(wildcard $(CURDIR)/../shared/compat /work/shared/compat))
 export DC_COMPAT_DIR
-# Unit tests: everything except the integration and end-to-end suites.
-UNIT_PACKAGES = $(shell go list ./... | grep -Ev "/test/(integration|e2e)")
+# Unit tests: everything except the suites that need a cluster.
+UNIT_PACKAGES = $(shell go list ./... | grep -Ev "/test/(integration|e2e|chaos|security)(/|$$)")
 
 .PHONY: all
 all: build
@@ -53,7 +53,7 @@ lint: tools-codegen ## go vet, gofmt, and a check that generated code is current
 ##@ Tests
 
 .PHONY: test
-test: test-unit test-fuzz test-integration test-e2e ## Unit, fuzz, integration and end-to-end tests.
+test: test-unit test-fuzz test-integration test-e2e test-chaos test-security ## Unit, fuzz, integration, end-to-end, short chaos and security tests.
 
 .PHONY: test-unit
 test-unit:
@@ -70,6 +70,18 @@ test-integration: tools-integration
 .PHONY: test-e2e
 test-e2e: tools build
 	DC_BIN=$(BIN) go test -count=1 -timeout 20m ./test/e2e/...
+
+.PHONY: test-chaos
+test-chaos: tools build ## A short round of every chaos scenario (make chaos runs the long one).
+	DC_BIN=$(BIN) go test -count=1 -short -timeout 15m ./test/chaos/
+
+.PHONY: test-security
+test-security: tools build ## Pod Security, RBAC and forbidden-user tests on a playground cluster.
+	DC_BIN=$(BIN) go test -count=1 -timeout 10m ./test/security/
+
+.PHONY: chaos
+chaos: tools build ## Every chaos scenario at full size, CHAOS_COUNT rounds each; ends with the counts.
+	hack/chaos.sh
 
 ##@ Playground
 

@@ -85,7 +85,8 @@ func Run(ctx context.Context, opts Options) error {
 
 // newClient returns the injected client or one of its own built from the
 // config. The config's rate limiter is dropped so that this run does not
-// share one with another in the same process.
+// share one with another in the same process, and requests that a
+// restarting API server refuses are retried.
 func newClient(opts Options) (kubernetes.Interface, error) {
 	if opts.Client != nil {
 		return opts.Client, nil
@@ -95,6 +96,7 @@ func newClient(opts Options) (kubernetes.Interface, error) {
 	}
 	cfg := rest.CopyConfig(opts.Config)
 	cfg.RateLimiter = nil
+	cfg.Wrap(newRetryUnreachable)
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = "dc-deploy"
 	}

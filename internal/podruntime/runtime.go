@@ -291,11 +291,10 @@ func (r *Runtime) workersOf(key types.NamespacedName) []*podWorker {
 	return out
 }
 
-// removeWorker forgets a worker whose goroutine is ending. When its pod's
-// work has ended for good (the pod finished or was deleted), the pod is
-// remembered as ended so that a stale cache never starts it again; a worker
-// that stopped for the runtime's shutdown or a failed status write is not, so
-// that a new worker may take over.
+// removeWorker forgets a worker that has stopped. When its pod has ended
+// (its final status is written, or it was deleted) the pod is never started
+// again; otherwise (its status could not be written, or the runtime is
+// stopping) a new worker may take it over.
 func (r *Runtime) removeWorker(w *podWorker, ended bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

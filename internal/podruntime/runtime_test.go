@@ -1,7 +1,7 @@
 package podruntime
 
 import (
-	"context"
+	"errors"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -9,40 +9,70 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// TestRemovedWorkerRestarts checks which ended workers let a pod start
-// again: a pod whose work ended for good must never run twice, even when the
-// pod cache still shows it running, while a worker that stopped for the
-// runtime's shutdown or a failed status write hands over to a new one.
-func TestRemovedWorkerRestarts(t *testing.T) {
+// A pod whose worker stopped before the pod ended (its status could not be
+// written while the API server was away, or the runtime is stopping) may be
+// taken over by a new worker; one that ended (final status written, or
+// deleted) is never started again.
+func TestRemoveWorker(t *testing.T) {
 	tests := []struct {
-		name        string
-		ended       bool
-		wantStarted bool
+		name      string
+		ended     bool
+		wantStart bool
 	}{
-		{name: "pod finished or deleted", ended: true, wantStarted: false},
-		{name: "shutdown or failed status write", ended: false, wantStarted: true},
+		{name: "the pod ended", ended: true},
+		{name: "the status could not be written", ended: false, wantStart: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-1-deploy", UID: "u1"}}
-			w := &podWorker{uid: pod.UID, key: types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}}
-			r := &Runtime{
-				workers: map[types.UID]*podWorker{pod.UID: w},
-				ended:   map[types.UID]types.NamespacedName{},
-			}
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-1-hook-pre", UID: "uid-1"}}
+			key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
+			w := &podWorker{uid: pod.UID, key: key}
+			r := &Runtime{workers: map[types.UID]*podWorker{pod.UID: w}, ended: map[types.UID]types.NamespacedName{}}
 			r.removeWorker(w, tt.ended)
-			if _, running := r.workers[pod.UID]; running {
-				t.Fatalf("worker still listed after removeWorker")
+			if r.worker(pod.UID) != nil {
+				t.Error("the stopped worker is still listed")
 			}
-			// startWorker refuses before it builds a worker, so only the
-			// refusal is exercised here; an accepted start is seen as the
-			// absence of the pod from the ended set.
-			_, refused := r.ended[pod.UID]
-			if refused == tt.wantStarted {
-				t.Fatalf("pod remembered as ended = %v, want %v", refused, !tt.wantStarted)
+			_, remembered := r.ended[pod.UID]
+			if remembered == tt.wantStart {
+				t.Errorf("the pod may be started again: %t, want %t", !remembered, tt.wantStart)
 			}
-			if !tt.wantStarted && r.startWorker(context.Background(), nil, pod) {
-				t.Errorf("startWorker started a pod whose work had ended")
+			if tt.ended && r.startWorker(t.Context(), nil, pod) {
+				t.Error("startWorker started an ended pod again")
+			}
+		})
+	}
+}
+
+// The final status is written again until it is written, or until the
+// worker says to stop (the pod is gone, the runtime stops).
+func TestUntilWritten(t *testing.T) {
+	away := errors.New("connection refused")
+	tests := []struct {
+		name      string
+		failures  int
+		stopAfter int
+		wantCalls int
+		wantErr   error
+	}{
+		{name: "written at once", wantCalls: 1},
+		{name: "written once the API server is back", failures: 3, stopAfter: 100, wantCalls: 4},
+		{name: "the pod is gone", failures: 100, stopAfter: 2, wantCalls: 3, wantErr: away},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls, asked := 0, 0
+			err := untilWritten(func() error {
+				calls++
+				if calls <= tt.failures {
+					return away
+				}
+				return nil
+			}, func(error) bool {
+				asked++
+				return asked <= tt.stopAfter
+			})
+			if !errors.Is(err, tt.wantErr) || calls != tt.wantCalls {
+				t.Errorf("untilWritten() = %v after %d writes, want %v after %d", err, calls, tt.wantErr, tt.wantCalls)
 			}
 		})
 	}

@@ -210,11 +210,32 @@ func restartDelay(n int32, base, limit time.Duration) time.Duration {
 }
 
 // finish writes the pod's final status after its container's last exit.
+// The exit is known only here, so the write is tried again until it is
+// done, the pod is gone or the runtime stops: a new worker would take over
+// from the last status written, which says the container runs, and would
+// count it as lost (exit 137) although it ended by itself.
 func (w *podWorker) finish(ex exit) error {
 	w.state.phase = finalPhase(ex.code)
 	w.state.reason, w.state.message = "", ""
 	w.state.container.state = terminatedState(ex, w.state.container.id)
-	return w.writeStatus()
+	return untilWritten(w.writeStatus, func(err error) bool {
+		if w.ctx.Err() != nil || w.final || errors.Is(context.Cause(w.work), errPodDeleted) {
+			return false
+		}
+		w.log.Error(err, "Writing the final status; trying again")
+		return true
+	})
+}
+
+// untilWritten calls write until it succeeds or again, given its error,
+// says to stop.
+func untilWritten(write func() error, again func(error) bool) error {
+	for {
+		err := write()
+		if err == nil || !again(err) {
+			return err
+		}
+	}
 }
 
 // stopped handles work that was stopped from outside: a deadline fails the

@@ -74,5 +74,7 @@ func (t *tally) summary(took time.Duration) string {
 	fmt.Fprintf(&b, "rollouts completed: %d\n", t.rollouts.Load())
 	fmt.Fprintf(&b, "violations found: %d\n", t.violations.Load())
 	fmt.Fprintf(&b, "rounds failed: %d\n", t.failures.Load())
+	fmt.Fprintf(&b, "chaos: scenarios run %d, faults injected %d, rollouts completed %d, violations found %d\n",
+		len(names), t.faults.Load(), t.rollouts.Load(), t.violations.Load())
 	return b.String()
 }

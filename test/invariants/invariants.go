@@ -4,7 +4,8 @@
 //   - per DeploymentConfig, at most one deployer pod that has not finished;
 //   - a deployment past New has only finished older deployments;
 //   - no deployer pod leaves a finished phase;
-//   - a Rolling rollout never runs more than desired + maxSurge pods;
+//   - a Rolling rollout never runs more than desired + maxSurge pods (once
+//     it has added any);
 //   - no ReplicationController has an empty image;
 //   - every ReplicationController of a DeploymentConfig is controlled by it
 //     (by the DeploymentConfig of that name that exists, for RCs made since
@@ -313,7 +314,11 @@ func (c *Checker) checkOwners() {
 }
 
 // checkSurge: while a Rolling deployment is running over an older one, the
-// DeploymentConfig's live pods never exceed desired + maxSurge.
+// DeploymentConfig's live pods never exceed desired + maxSurge once the new
+// deployment has pods. Before that, older deployments may run more: when the
+// DeploymentConfig was scaled down during the previous rollout, the last
+// complete deployment still runs the old count until this rollout scales it
+// down, and the strategy may not add a pod until it has.
 func (c *Checker) checkSurge(namespace, dc string) {
 	rcs := c.deploymentsOf(namespace, dc)
 	var active *corev1.ReplicationController
@@ -338,14 +343,16 @@ func (c *Checker) checkSurge(namespace, dc string) {
 		return
 	}
 	var live []string
+	added := false
 	for _, obj := range c.pods.List() {
 		pod := obj.(*corev1.Pod)
 		if pod.Namespace == namespace && pod.Labels[dcv1.DeploymentConfigSelectorLabel] == dc &&
 			pod.DeletionTimestamp == nil && !podFinished(pod.Status.Phase) {
 			live = append(live, pod.Name)
+			added = added || pod.Labels[dcv1.DeploymentSelectorLabel] == active.Name
 		}
 	}
-	if limit := int(desired) + surge; len(live) > limit {
+	if limit := int(desired) + surge; added && len(live) > limit {
 		sort.Strings(live)
 		c.report("surge exceeded", fmt.Sprintf("dc %s/%s runs %d pods %v during %s, limit %d (desired %d + maxSurge %d)",
 			namespace, dc, len(live), live, active.Name, limit, desired, surge), active)

@@ -64,9 +64,11 @@ func (w *world) deployer(rc *corev1.ReplicationController, phase corev1.PodPhase
 	return pod
 }
 
-func (w *world) appPod(name string) {
+// appPod adds a running application pod of a deployment.
+func (w *world) appPod(name string, rc *corev1.ReplicationController) {
 	w.put(w.pods, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name,
-		Labels: map[string]string{dcv1.DeploymentConfigSelectorLabel: "web"}}, Status: corev1.PodStatus{Phase: corev1.PodRunning}})
+		Labels: map[string]string{dcv1.DeploymentConfigSelectorLabel: "web", dcv1.DeploymentSelectorLabel: rc.Name}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning}})
 }
 
 func (w *world) put(store cache.Indexer, obj any) {
@@ -95,9 +97,9 @@ func TestHealthyRolloutHasNoViolations(t *testing.T) {
 	w.deployer(first, corev1.PodSucceeded)
 	second := w.rc(2, dcv1.DeploymentPhaseRunning)
 	w.deployer(second, corev1.PodRunning)
-	w.appPod("a")
-	w.appPod("b")
-	w.appPod("c") // desired 2 + maxSurge 1
+	w.appPod("a", first)
+	w.appPod("b", first)
+	w.appPod("c", second) // desired 2 + maxSurge 1
 	w.wantRules()
 }
 
@@ -125,11 +127,29 @@ func TestDeployerLeavesFinishedPhase(t *testing.T) {
 
 func TestSurgeExceeded(t *testing.T) {
 	w := newWorld(t)
-	w.rc(1, dcv1.DeploymentPhaseComplete)
-	w.rc(2, dcv1.DeploymentPhaseRunning)
+	first := w.rc(1, dcv1.DeploymentPhaseComplete)
+	second := w.rc(2, dcv1.DeploymentPhaseRunning)
+	w.appPod("a", first)
+	w.appPod("b", first)
+	w.appPod("c", second)
+	w.appPod("d", second)
+	w.wantRules("surge exceeded")
+}
+
+// A DeploymentConfig scaled down (from 4 to 2) during one rollout starts
+// the next with the last complete deployment over the limit: no violation
+// until the new deployment adds a pod before the old one is scaled down.
+func TestSurgeLeftOverFromBefore(t *testing.T) {
+	w := newWorld(t)
+	first := w.rc(1, dcv1.DeploymentPhaseComplete)
+	second := w.rc(2, dcv1.DeploymentPhaseRunning)
 	for _, name := range []string{"a", "b", "c", "d"} {
-		w.appPod(name)
+		w.appPod(name, first)
 	}
+	if got := w.c.violations; len(got) != 0 {
+		t.Fatalf("violations before the rollout added a pod: %v", got)
+	}
+	w.appPod("e", second)
 	w.wantRules("surge exceeded")
 }
 

@@ -64,6 +64,7 @@ func TestRestrictedNamespaceRollsOut(t *testing.T) {
 		}
 		checkHookPrivilege(t, pod, dc.Spec.Template)
 	}
+	checkDeployerRoleNamespaced(t, ns)
 }
 
 // A DeploymentConfig whose template does not pass the restricted standard

@@ -9,10 +9,14 @@ import (
 	"strings"
 	"testing"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/deployconfig/deployconfig/internal/controller"
+	"github.com/deployconfig/deployconfig/test/clusterenv"
 )
 
 // rule is one RBAC rule and where it comes from.
@@ -96,4 +100,68 @@ func deployerRules() []rule {
 		rules = append(rules, rule{where: "Role " + controller.DeployerRoleName, PolicyRule: r})
 	}
 	return rules
+}
+
+// checkDeployerRoleNamespaced checks the deployer's access in a namespace
+// where a DeploymentConfig rolled out: a Role and a RoleBinding of that
+// namespace, for its deployer ServiceAccount only, and nothing cluster-wide,
+// so that the account may act in its own namespace and in no other.
+func checkDeployerRoleNamespaced(t *testing.T, ns string) {
+	t.Helper()
+	ctx := t.Context()
+	rbac := suite.Clientset().RbacV1()
+	role, err := rbac.Roles(ns).Get(ctx, controller.DeployerRoleName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the deployer's Role: %v", err)
+	}
+	if !equality.Semantic.DeepEqual(role.Rules, controller.DeployerRules()) {
+		t.Errorf("Role %s/%s has rules %+v, want %+v", ns, role.Name, role.Rules, controller.DeployerRules())
+	}
+	binding, err := rbac.RoleBindings(ns).Get(ctx, controller.DeployerRoleName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the deployer's RoleBinding: %v", err)
+	}
+	wantSubjects := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: controller.DeployerServiceAccount, Namespace: ns}}
+	if binding.RoleRef.Kind != "Role" || binding.RoleRef.Name != controller.DeployerRoleName || !equality.Semantic.DeepEqual(binding.Subjects, wantSubjects) {
+		t.Errorf("RoleBinding %s/%s binds %+v to %+v, want Role %s to the deployer ServiceAccount", ns, binding.Name, binding.Subjects, binding.RoleRef, controller.DeployerRoleName)
+	}
+	account := "system:serviceaccount:" + ns + ":" + controller.DeployerServiceAccount
+	clusterBindings, err := rbac.ClusterRoleBindings().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range clusterBindings.Items {
+		for _, s := range b.Subjects {
+			if s.Kind == rbacv1.ServiceAccountKind && s.Name == controller.DeployerServiceAccount && s.Namespace == ns {
+				t.Errorf("ClusterRoleBinding %s binds %s cluster-wide", b.Name, account)
+			}
+		}
+	}
+	for _, tt := range []struct {
+		namespace string
+		want      bool
+	}{{ns, true}, {"default", false}, {clusterenv.ControllerNamespace, false}} {
+		allowed := canUpdateRCs(t, account, ns, tt.namespace)
+		if allowed != tt.want {
+			t.Errorf("%s may update replicationcontrollers in namespace %s: %t, want %t", account, tt.namespace, allowed, tt.want)
+		}
+	}
+}
+
+// canUpdateRCs asks the API server whether a ServiceAccount of namespace
+// saNamespace may update ReplicationControllers in namespace.
+func canUpdateRCs(t *testing.T, user, saNamespace, namespace string) bool {
+	t.Helper()
+	review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User:   user,
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + saNamespace, "system:authenticated"},
+		ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Namespace: namespace, Verb: "update", Resource: "replicationcontrollers",
+		},
+	}}
+	got, err := suite.Clientset().AuthorizationV1().SubjectAccessReviews().Create(t.Context(), review, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("asking whether %s may update RCs in %s: %v", user, namespace, err)
+	}
+	return got.Status.Allowed
 }
