@@ -44,6 +44,7 @@ func registryDC(name, ref string, replicas int32, automatic bool, extra []string
 	for _, c := range extra {
 		spec.Containers = append(spec.Containers, corev1.Container{Name: c, Image: ref})
 	}
+	*spec = restricted(*spec)
 	dc.Spec.Triggers = append(dc.Spec.Triggers, registryTrigger(ref, automatic, triggered...))
 	return dc
 }
