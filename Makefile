@@ -71,6 +71,16 @@ test-integration: tools-integration
 test-e2e: tools build
 	DC_BIN=$(BIN) go test -count=1 -timeout 20m ./test/e2e/...
 
+##@ Benchmark
+
+# BENCH_FLAGS passes dc-bench flags, e.g. BENCH_FLAGS="--quick" or
+# BENCH_FLAGS="--sizes 1000 --scenarios latency,throughput" (dc-bench -h).
+BENCH_FLAGS ?=
+
+.PHONY: bench
+bench: tools build ## Benchmark DCs against Deployments on a playground cluster (not part of test; see bench/README.md).
+	$(BIN)/dc-bench --root $(CURDIR) --bin $(BIN) --out $(CURDIR)/bench/results $(BENCH_FLAGS)
+
 ##@ Playground
 
 .PHONY: run
