@@ -48,6 +48,8 @@ type Options struct {
 	// served; "0" turns a server off.
 	MetricsAddr string
 	HealthAddr  string
+	// PprofAddr serves net/http/pprof for profiling; "" or "0" is off.
+	PprofAddr string
 	// LeaderElection makes replicas elect one active controller through a
 	// Lease in LeaderElectionNamespace.
 	LeaderElection          bool
@@ -94,6 +96,7 @@ func NewManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		Cache:                         cacheOptions(opts.Namespaces),
 		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress:        opts.HealthAddr,
+		PprofBindAddress:              opts.PprofAddr,
 		LeaderElection:                opts.LeaderElection,
 		LeaderElectionID:              LeaderElectionID,
 		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
@@ -111,7 +114,8 @@ func NewManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 // cacheOptions keeps only what deployconfig owns in memory: RCs carrying the
 // DeploymentConfig label and pods carrying the deployer-pod label, so the
 // controller's memory follows the number of DeploymentConfigs, not the
-// size of the cluster.
+// size of the cluster; and of those only what the controllers read (see
+// transformRC and transformPod).
 func cacheOptions(namespaces []string) cache.Options {
 	has := func(key string) labels.Selector {
 		req, err := labels.NewRequirement(key, selection.Exists, nil)
@@ -121,10 +125,14 @@ func cacheOptions(namespaces []string) cache.Options {
 		}
 		return labels.NewSelector().Add(*req)
 	}
-	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.ReplicationController{}: {Label: has(dcv1.DeploymentConfigLabel)},
-		&corev1.Pod{}:                   {Label: has(dcv1.DeployerPodForDeploymentLabel)},
-	}}
+	opts := cache.Options{
+		// Nothing reads managedFields, a third of a typical object.
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.ReplicationController{}: {Label: has(dcv1.DeploymentConfigLabel), Transform: transformRC},
+			&corev1.Pod{}:                   {Label: has(dcv1.DeployerPodForDeploymentLabel), Transform: transformPod},
+		},
+	}
 	if len(namespaces) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range namespaces {
