@@ -158,10 +158,14 @@ func setup(mgr manager.Manager, opts Options) error {
 	recorder := mgr.GetEventRecorder("dc-controller")
 	workers := controller.Options{MaxConcurrentReconciles: opts.Workers}
 
-	dcReconciler := &DeploymentConfigReconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: opts.Clock, access: access,
+	dcClient, err := controllerClient(mgr)
+	if err != nil {
+		return err
 	}
-	err := ctrl.NewControllerManagedBy(mgr).
+	dcReconciler := &DeploymentConfigReconciler{
+		Client: dcClient, APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: opts.Clock, access: access,
+	}
+	err = ctrl.NewControllerManagedBy(mgr).
 		Named("deploymentconfig").
 		For(&dcv1.DeploymentConfig{}).
 		Watches(&corev1.ReplicationController{}, handler.EnqueueRequestsFromMapFunc(deploymentConfigsOfRC)).
@@ -171,8 +175,12 @@ func setup(mgr manager.Manager, opts Options) error {
 		return fmt.Errorf("set up deploymentconfig controller: %w", err)
 	}
 
+	deployerClient, err := controllerClient(mgr)
+	if err != nil {
+		return err
+	}
 	deployerReconciler := &DeployerReconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: opts.Clock,
+		Client: deployerClient, APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: opts.Clock,
 		DeployerImage: opts.DeployerImage, access: access,
 	}
 	err = ctrl.NewControllerManagedBy(mgr).
@@ -209,6 +217,24 @@ func setup(mgr manager.Manager, opts Options) error {
 		}
 		return nil
 	})
+}
+
+// controllerClient returns a client of its own for one controller: it
+// reads from the manager's cache and writes with rate limits of its own, as
+// kube-controller-manager gives each of its controllers a client of its own
+// with the configured QPS and burst. The two controllers of a rollout then
+// do not wait for each other's writes.
+func controllerClient(mgr manager.Manager) (client.Client, error) {
+	c, err := client.New(rest.CopyConfig(mgr.GetConfig()), client.Options{
+		HTTPClient: mgr.GetHTTPClient(),
+		Scheme:     mgr.GetScheme(),
+		Mapper:     mgr.GetRESTMapper(),
+		Cache:      &client.CacheOptions{Reader: mgr.GetCache()},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create a controller's client: %w", err)
+	}
+	return c, nil
 }
 
 // indexRCByDeploymentConfig returns the DeploymentConfigs an RC belongs to:
