@@ -83,6 +83,16 @@ test-security: tools build ## Pod Security, RBAC and forbidden-user tests on a p
 chaos: tools build ## Every chaos scenario at full size, CHAOS_COUNT rounds each; ends with the counts.
 	hack/chaos.sh
 
+##@ Benchmark
+
+# BENCH_FLAGS passes dc-bench flags, e.g. BENCH_FLAGS="--quick" or
+# BENCH_FLAGS="--sizes 1000 --scenarios latency,throughput" (dc-bench -h).
+BENCH_FLAGS ?=
+
+.PHONY: bench
+bench: tools build ## Benchmark DCs against Deployments on a playground cluster (not part of test; see bench/README.md).
+	$(BIN)/dc-bench --root $(CURDIR) --bin $(BIN) --out $(CURDIR)/bench/results $(BENCH_FLAGS)
+
 ##@ Playground
 
 .PHONY: run

@@ -44,6 +44,7 @@ func run() error {
 	fs.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", "Address of the metrics endpoint; 0 turns it off.")
 	fs.StringVar(&opts.HealthAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; 0 turns them off.")
 	fs.DurationVar(&opts.ImagePollInterval, "image-poll-interval", imagetrigger.DefaultPollInterval, "How often each registry tag an ImageChange trigger watches is looked up (jittered; backs off from failing registries).")
+	fs.StringVar(&opts.PprofAddr, "pprof-bind-address", "0", "Address of net/http/pprof (profiles of CPU, heap, goroutines); 0 turns it off.")
 	fs.BoolVar(&opts.LeaderElection, "leader-elect", false, "Elect one active replica through a Lease.")
 	fs.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the pod's namespace).")
 	zapOpts := zap.Options{}

@@ -82,8 +82,19 @@ func (r *DeploymentConfigReconciler) Reconcile(ctx context.Context, req reconcil
 		dc.Status.LatestVersion++
 		dc.Status.Details = details
 		log.FromContext(ctx).Info("trigger fired", "version", dc.Status.LatestVersion, "cause", details.Message)
-		// The RC is created on the sync that this status write causes.
-		return r.writeStatus(ctx, dc, original, rcs, nil)
+		// The status write claims the version: when it conflicts, the cache
+		// was behind and nothing may be made from what it showed.
+		written, result, err := r.putStatus(ctx, dc, original, rcs, nil)
+		if !written || err != nil {
+			return result, err
+		}
+		// The version is ours: its RC is created in this sync rather than
+		// on the next, which under load waits behind every other queued
+		// DeploymentConfig. The write replaced dc with the server's copy;
+		// make it what a sync reads from the cache before it is encoded.
+		dc.ManagedFields = nil
+		dcv1.SetDefaults(dc)
+		original, latest = dc.Status.DeepCopy(), nil
 	}
 	if dc.Status.LatestVersion == 0 {
 		return r.writeStatus(ctx, dc, original, rcs, nil)
@@ -382,19 +393,27 @@ func prunable(dc *dcv1.DeploymentConfig, rcs []*corev1.ReplicationController) []
 // writeStatus writes the status computed from the deployments when it
 // differs from what the DeploymentConfig had at the start of the sync.
 func (r *DeploymentConfigReconciler) writeStatus(ctx context.Context, dc *dcv1.DeploymentConfig, original *dcv1.DeploymentConfigStatus, rcs []*corev1.ReplicationController, createErr error) (reconcile.Result, error) {
+	_, result, err := r.putStatus(ctx, dc, original, rcs, createErr)
+	return result, err
+}
+
+// putStatus is writeStatus, and also says whether the API server took a
+// write: false when nothing changed, the DeploymentConfig is gone or it
+// changed meanwhile.
+func (r *DeploymentConfigReconciler) putStatus(ctx context.Context, dc *dcv1.DeploymentConfig, original *dcv1.DeploymentConfigStatus, rcs []*corev1.ReplicationController, createErr error) (bool, reconcile.Result, error) {
 	dc.Status = computeStatus(dc, rcs, createErr, metav1.NewTime(r.Clock.Now()))
 	if apiequality.Semantic.DeepEqual(&dc.Status, original) {
-		return reconcile.Result{}, nil
+		return false, reconcile.Result{}, nil
 	}
 	if err := r.Client.Status().Update(ctx, dc); err != nil {
 		switch {
 		case apierrors.IsNotFound(err):
-			return reconcile.Result{}, nil
+			return false, reconcile.Result{}, nil
 		case apierrors.IsConflict(err):
 			// A newer version of the object is on its way through the cache.
-			return reconcile.Result{Requeue: true}, nil
+			return false, reconcile.Result{Requeue: true}, nil
 		}
-		return reconcile.Result{}, fmt.Errorf("update status of %s/%s: %w", dc.Namespace, dc.Name, err)
+		return false, reconcile.Result{}, fmt.Errorf("update status of %s/%s: %w", dc.Namespace, dc.Name, err)
 	}
-	return reconcile.Result{}, nil
+	return true, reconcile.Result{}, nil
 }

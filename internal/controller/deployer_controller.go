@@ -112,7 +112,10 @@ func (r *DeployerReconciler) syncNew(ctx context.Context, rc *corev1.Replication
 			return reconcile.Result{}, err
 		}
 	}
-	dc, err := deployment.DecodeConfig(rc)
+	dc, err := encodedConfig(ctx, r.APIReader, rc)
+	if apierrors.IsNotFound(err) {
+		return reconcile.Result{}, nil
+	}
 	if err != nil {
 		return reconcile.Result{}, r.fail(ctx, rc, err.Error())
 	}
@@ -253,8 +256,7 @@ func (r *DeployerReconciler) syncTerminal(ctx context.Context, rc *corev1.Replic
 		}
 		r.Recorder.Eventf(rc, nil, corev1.EventTypeWarning, EventFailedCancellation, "Cancel", "Succeeded before cancel recorded")
 	}
-	dc, err := deployment.DecodeConfig(rc)
-	if err != nil || !dc.Spec.Test || deployment.Replicas(rc) == 0 {
+	if s := configSummary(rc); s.Error != "" || !s.Test || deployment.Replicas(rc) == 0 {
 		return nil
 	}
 	patch := client.MergeFrom(rc.DeepCopy())

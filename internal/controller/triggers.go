@@ -6,7 +6,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
-	"github.com/deployconfig/deployconfig/internal/deployment"
 )
 
 // Details messages of the rollouts triggers start.
@@ -26,7 +25,7 @@ func triggeredRollout(dc *dcv1.DeploymentConfig, latest *corev1.ReplicationContr
 	if !imagesResolved(dc) || hasEmptyImage(dc.Spec.Template) {
 		return nil
 	}
-	templateChanged := latest == nil || !deployment.TemplateMatches(dc, latest)
+	templateChanged := latest == nil || !templateMatches(dc, latest)
 	if !templateChanged {
 		return nil
 	}
@@ -57,15 +56,9 @@ func imagesResolved(dc *dcv1.DeploymentConfig) bool {
 // imageCauses returns a cause for every automatic ImageChange trigger whose
 // image differs from the one the latest deployment was made with.
 func imageCauses(dc *dcv1.DeploymentConfig, latest *corev1.ReplicationController) []dcv1.DeploymentCause {
-	deployed := map[string]string{}
+	var deployed map[string]string
 	if latest != nil {
-		if old, err := deployment.DecodeConfig(latest); err == nil {
-			for _, t := range old.Spec.Triggers {
-				if p := t.ImageChangeParams; p != nil {
-					deployed[p.From.Name] = p.LastTriggeredImage
-				}
-			}
-		}
+		deployed = configSummary(latest).Images
 	}
 	var causes []dcv1.DeploymentCause
 	for _, t := range dc.Spec.Triggers {

@@ -6,6 +6,8 @@
 package deployment
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -228,4 +230,54 @@ func Replicas(rc *corev1.ReplicationController) int32 {
 		return 1
 	}
 	return *rc.Spec.Replicas
+}
+
+// ConfigSummary is what the controllers read, on every sync, from the
+// DeploymentConfig encoded in a deployment. It is small where the encoded
+// DeploymentConfig is not: a cache can hold it in place of the encoding.
+type ConfigSummary struct {
+	// TemplateHash is TemplateHash of the encoded pod template.
+	TemplateHash string `json:"templateHash,omitempty"`
+	// Test is the encoded DeploymentConfig's spec.test.
+	Test bool `json:"test,omitempty"`
+	// Images maps the From name of each ImageChange trigger to the image it
+	// had last triggered.
+	Images map[string]string `json:"images,omitempty"`
+	// Error says why the encoding could not be decoded; the other fields
+	// are then empty.
+	Error string `json:"error,omitempty"`
+}
+
+// Summarize decodes the DeploymentConfig encoded in a deployment and returns
+// its summary; a deployment whose encoding cannot be decoded gets a summary
+// that says why.
+func Summarize(rc *corev1.ReplicationController) ConfigSummary {
+	dc, err := DecodeConfig(rc)
+	if err != nil {
+		return ConfigSummary{Error: err.Error()}
+	}
+	s := ConfigSummary{TemplateHash: TemplateHash(dc.Spec.Template), Test: dc.Spec.Test}
+	for _, t := range dc.Spec.Triggers {
+		if p := t.ImageChangeParams; p != nil {
+			if s.Images == nil {
+				s.Images = map[string]string{}
+			}
+			s.Images[p.From.Name] = p.LastTriggeredImage
+		}
+	}
+	return s
+}
+
+// TemplateHash digests a pod template's JSON. Two templates have the same
+// hash exactly when they encode alike, which is when they are semantically
+// equal: quantities encode in canonical form, and nil and empty lists and
+// maps both encode as absent.
+func TemplateHash(t *corev1.PodTemplateSpec) string {
+	data, err := json.Marshal(t)
+	if err != nil {
+		// A pod template always encodes; should it not, it matches nothing.
+		return ""
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:16])
 }

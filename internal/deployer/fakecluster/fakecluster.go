@@ -1,7 +1,8 @@
 // Package fakecluster is a client-go fake clientset that behaves enough like a
 // cluster for the deployer's tests. The plain fake stores objects and nothing
 // else; this one adds what the deployer relies on: the ReplicationController
-// scale subresource, an RC manager that creates and deletes pods and writes
+// scale subresource, an RC manager (acting on scale updates and on writes
+// that change spec.replicas) that creates and deletes pods and writes
 // RC status (with availability that can lag behind), and a scripted kubelet
 // that moves hook pods through their phases and serves their logs.
 //
@@ -295,11 +296,28 @@ func (c *Cluster) catchUp(name string) error {
 	return c.Client.Tracker().Update(rcResource, rc, rc.Namespace)
 }
 
-// writeRC applies a client's write of an RC, serialized with the cluster's.
+// writeRC applies a client's write of an RC, serialized with the cluster's,
+// and acts as the RC manager when the write changed spec.replicas.
 func (c *Cluster) writeRC(action k8stesting.Action) (bool, runtime.Object, error) {
 	c.rcMu.Lock()
 	defer c.rcMu.Unlock()
-	return k8stesting.ObjectReaction(c.Client.Tracker())(action)
+	var before *corev1.ReplicationController
+	if named, ok := action.(interface{ GetName() string }); ok && named.GetName() != "" {
+		before, _ = c.getRC(action.GetNamespace(), named.GetName())
+	}
+	handled, obj, err := k8stesting.ObjectReaction(c.Client.Tracker())(action)
+	if err != nil || before == nil {
+		return handled, obj, err
+	}
+	after, ok := obj.(*corev1.ReplicationController)
+	if !ok || ptr.Deref(after.Spec.Replicas, 1) == ptr.Deref(before.Spec.Replicas, 1) {
+		return handled, obj, err
+	}
+	rc := after.DeepCopy()
+	if err := c.manage(rc, ptr.Deref(after.Spec.Replicas, 1)); err != nil {
+		return true, nil, err
+	}
+	return true, rc, nil
 }
 
 func (c *Cluster) never(name string) bool {

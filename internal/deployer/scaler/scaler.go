@@ -1,6 +1,6 @@
-// Package scaler scales a deployment's ReplicationController through its
-// scale subresource and waits, by watching, for the result: the pods to
-// exist, to be available, or to be gone.
+// Package scaler scales a deployment's ReplicationController and waits, by
+// watching, for the result: the pods to exist, to be available, or to be
+// gone.
 package scaler
 
 import (
@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/util/retry"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/deployer/observe"
@@ -30,11 +29,22 @@ var ErrTimeout = errors.New("timed out")
 type Scaler struct {
 	client    kubernetes.Interface
 	namespace string
+	// afterFunc starts the timers of waits; a field so that tests control
+	// time.
+	afterFunc func(d time.Duration, f func()) stopResetter
+}
+
+// stopResetter is the part of a *time.Timer that waits use.
+type stopResetter interface {
+	Stop() bool
+	Reset(d time.Duration) bool
 }
 
 // New returns a Scaler for the ReplicationControllers of namespace.
 func New(client kubernetes.Interface, namespace string) *Scaler {
-	return &Scaler{client: client, namespace: namespace}
+	return &Scaler{client: client, namespace: namespace, afterFunc: func(d time.Duration, f func()) stopResetter {
+		return time.AfterFunc(d, f)
+	}}
 }
 
 // Get reads a ReplicationController.
@@ -46,69 +56,53 @@ func (s *Scaler) Get(ctx context.Context, name string) (*corev1.ReplicationContr
 	return rc, nil
 }
 
-// Scale sets the RC's replicas to n through the scale subresource, records n
-// as the deployer's last replica count, and waits up to timeout for the RC
-// manager to have made (or removed) the pods. It returns the RC as last seen.
+// Scale sets the RC's replicas to n and records n as the deployer's last
+// replica count, in one write, then waits for the RC manager to have made
+// (or removed) the pods, failing only when the RC's counts stand still for
+// timeout. It returns the RC as last seen.
 func (s *Scaler) Scale(ctx context.Context, name string, n int32, timeout time.Duration) (*corev1.ReplicationController, error) {
-	if err := s.setScale(ctx, name, n); err != nil {
-		return nil, err
-	}
-	if err := s.recordReplicas(ctx, name, n); err != nil {
+	if err := s.setReplicas(ctx, name, n); err != nil {
 		return nil, err
 	}
 	return s.WaitReplicas(ctx, name, n, timeout)
 }
 
-// setScale writes n into the RC's scale, retrying on conflicts with other
-// writers of the RC.
-func (s *Scaler) setScale(ctx context.Context, name string, n int32) error {
-	rcs := s.client.CoreV1().ReplicationControllers(s.namespace)
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		scale, err := rcs.GetScale(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if scale.Spec.Replicas == n {
-			return nil
-		}
-		scale.Spec.Replicas = n
-		_, err = rcs.UpdateScale(ctx, name, scale, metav1.UpdateOptions{})
-		return err
-	})
+// setReplicas writes n into the RC's spec.replicas and into the annotation
+// the controller and the CLI read the deployer's last count from. One merge
+// patch does both: every write of a rollout passes through the API server
+// and, for the RC manager, through its rate-limited queue, so the scale and
+// its record are not two writes. The patch carries no resourceVersion: the
+// deployer is the only writer of a running deployment's replicas.
+func (s *Scaler) setReplicas(ctx context.Context, name string, n int32) error {
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}},"spec":{"replicas":%d}}`,
+		dcv1.DeploymentReplicasAnnotation, strconv.Itoa(int(n)), n)
+	_, err := s.client.CoreV1().ReplicationControllers(s.namespace).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 	if err != nil {
 		return fmt.Errorf("scale replicationcontroller %s/%s to %d: %w", s.namespace, name, n, err)
 	}
 	return nil
 }
 
-// recordReplicas keeps the last replica count the deployer set in the RC's
-// annotation, which the controller and the CLI read.
-func (s *Scaler) recordReplicas(ctx context.Context, name string, n int32) error {
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, dcv1.DeploymentReplicasAnnotation, strconv.Itoa(int(n)))
-	_, err := s.client.CoreV1().ReplicationControllers(s.namespace).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
-	if err != nil {
-		return fmt.Errorf("annotate replicationcontroller %s/%s with %d replicas: %w", s.namespace, name, n, err)
-	}
-	return nil
-}
-
-// WaitReplicas waits up to timeout until the RC manager has seen the RC's
-// current spec and its status counts n pods.
+// WaitReplicas waits until the RC manager has seen the RC's current spec
+// and its status counts n pods. It fails when the RC's counts stand still
+// for timeout: a busy RC manager that is still working through the pods is
+// progress, not a timeout.
 func (s *Scaler) WaitReplicas(ctx context.Context, name string, n int32, timeout time.Duration) (*corev1.ReplicationController, error) {
-	rc, err := s.until(ctx, name, timeout, func(rc *corev1.ReplicationController) bool {
+	rc, err := s.untilProgressing(ctx, name, timeout, func(rc *corev1.ReplicationController) bool {
 		return observed(rc) && rc.Status.Replicas == n
 	})
 	if errors.Is(err, ErrTimeout) {
-		return rc, fmt.Errorf("replicationcontroller %s/%s did not reach %d replicas within %s: %w", s.namespace, name, n, timeout, err)
+		return rc, fmt.Errorf("replicationcontroller %s/%s did not reach %d replicas: no progress within %s: %w", s.namespace, name, n, timeout, err)
 	}
 	return rc, err
 }
 
-// WaitAvailable waits up to timeout until every replica of the RC is
-// available: ready for the RC's minReadySeconds, as the RC manager counts
-// them in status.availableReplicas.
+// WaitAvailable waits until every replica of the RC is available: ready for
+// the RC's minReadySeconds, as the RC manager counts them in
+// status.availableReplicas. Like WaitReplicas it fails when the RC's counts
+// stand still for timeout.
 func (s *Scaler) WaitAvailable(ctx context.Context, name string, timeout time.Duration) (*corev1.ReplicationController, error) {
-	rc, err := s.until(ctx, name, timeout, func(rc *corev1.ReplicationController) bool {
+	rc, err := s.untilProgressing(ctx, name, timeout, func(rc *corev1.ReplicationController) bool {
 		return observed(rc) && rc.Status.AvailableReplicas >= deployment.Replicas(rc)
 	})
 	if errors.Is(err, ErrTimeout) {
@@ -162,8 +156,21 @@ func (s *Scaler) WaitPodsGone(ctx context.Context, rc *corev1.ReplicationControl
 // until watches the RC until cond holds, for at most timeout. When the time
 // runs out the error wraps ErrTimeout and the RC is the last one seen.
 func (s *Scaler) until(ctx context.Context, name string, timeout time.Duration, cond func(*corev1.ReplicationController) bool) (*corev1.ReplicationController, error) {
+	return s.watch(ctx, name, timeout, false, cond)
+}
+
+// untilProgressing watches the RC until cond holds, for as long as the RC's
+// counts keep moving: every change of them (see counts) starts timeout
+// afresh. When they stand still for timeout the error wraps ErrTimeout and
+// the RC is the last one seen.
+func (s *Scaler) untilProgressing(ctx context.Context, name string, timeout time.Duration, cond func(*corev1.ReplicationController) bool) (*corev1.ReplicationController, error) {
+	return s.watch(ctx, name, timeout, true, cond)
+}
+
+// watch is until and untilProgressing: with progress, a change of the RC's
+// counts restarts the timeout.
+func (s *Scaler) watch(ctx context.Context, name string, timeout time.Duration, progress bool, cond func(*corev1.ReplicationController) bool) (*corev1.ReplicationController, error) {
 	rcs := s.client.CoreV1().ReplicationControllers(s.namespace)
-	var last *corev1.ReplicationController
 	get := func(ctx context.Context) (*corev1.ReplicationController, error) {
 		rc, err := rcs.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
@@ -174,12 +181,18 @@ func (s *Scaler) until(ctx context.Context, name string, timeout time.Duration, 
 	watchFn := func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 		return rcs.Watch(ctx, opts)
 	}
+	tctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	timer := s.afterFunc(timeout, func() { cancel(ErrTimeout) })
+	defer timer.Stop()
+	var last *corev1.ReplicationController
 	check := func(rc *corev1.ReplicationController) (bool, error) {
+		if progress && last != nil && counts(rc) != counts(last) {
+			timer.Reset(timeout)
+		}
 		last = rc
 		return cond(rc), nil
 	}
-	tctx, cancel := context.WithTimeoutCause(ctx, timeout, ErrTimeout)
-	defer cancel()
 	rc, err := observe.Object(tctx, name, get, watchFn, check)
 	if err == nil {
 		return rc, nil
@@ -188,6 +201,25 @@ func (s *Scaler) until(ctx context.Context, name string, timeout time.Duration, 
 		return last, fmt.Errorf("replicationcontroller %s/%s: %w", s.namespace, name, ErrTimeout)
 	}
 	return last, err
+}
+
+// rcCounts are the parts of an RC that move while the RC manager works
+// towards its spec.
+type rcCounts struct {
+	observedGeneration                                     int64
+	replicas, fullyLabeled, ready, available, specReplicas int32
+}
+
+// counts returns what progress of the RC is measured by.
+func counts(rc *corev1.ReplicationController) rcCounts {
+	return rcCounts{
+		observedGeneration: rc.Status.ObservedGeneration,
+		replicas:           rc.Status.Replicas,
+		fullyLabeled:       rc.Status.FullyLabeledReplicas,
+		ready:              rc.Status.ReadyReplicas,
+		available:          rc.Status.AvailableReplicas,
+		specReplicas:       deployment.Replicas(rc),
+	}
 }
 
 // observed reports whether the RC manager has acted on the RC's current

@@ -11,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
@@ -89,7 +91,7 @@ func TestWaitTimeouts(t *testing.T) {
 				_, err := s.WaitReplicas(t.Context(), "web-1", 2, 50*time.Millisecond)
 				return err
 			},
-			wantErr: "replicationcontroller shop/web-1 did not reach 2 replicas within 50ms",
+			wantErr: "replicationcontroller shop/web-1 did not reach 2 replicas: no progress within 50ms",
 		},
 		{
 			name: "availability",
@@ -183,4 +185,128 @@ func TestWaitPodsGone(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || errors.Is(err, ErrTimeout) {
 		t.Errorf("cancelled: err = %v, want context.Canceled and no timeout", err)
 	}
+}
+
+// fakeTimer is a wait's timer that runs out only when the test says so, and
+// shows each restart of the timeout.
+type fakeTimer struct {
+	fire   func()
+	resets chan time.Duration
+}
+
+func (t *fakeTimer) Stop() bool { return true }
+
+func (t *fakeTimer) Reset(d time.Duration) bool {
+	t.resets <- d
+	return true
+}
+
+// slowManager sets up an RC that was scaled from 3 to 0 and that the RC
+// manager has not caught up with, a scaler whose timers the test controls,
+// and a channel that receives once the scaler's watch is open (so that every
+// later write reaches the scaler as an event).
+func slowManager(t *testing.T) (*fc.Cluster, *Scaler, chan *fakeTimer, chan struct{}) {
+	t.Helper()
+	rc := testRC("web-1", 3)
+	rc.Spec.Replicas = ptr.To[int32](0)
+	rc.Generation, rc.Status.ObservedGeneration = 2, 1
+	c, s := newCluster(t, fc.Options{}, rc)
+	timers := make(chan *fakeTimer, 1)
+	s.afterFunc = func(_ time.Duration, f func()) stopResetter {
+		ft := &fakeTimer{fire: f, resets: make(chan time.Duration, 10)}
+		timers <- ft
+		return ft
+	}
+	watching := make(chan struct{}, 1)
+	c.Client.PrependWatchReactor("replicationcontrollers", func(action k8stesting.Action) (bool, watch.Interface, error) {
+		w, err := c.Client.Tracker().Watch(action.GetResource(), action.GetNamespace())
+		watching <- struct{}{}
+		return true, w, err
+	})
+	return c, s, timers, watching
+}
+
+// setStatus writes the RC's status as the RC manager would, without the
+// fake cluster's instant RC manager.
+func setStatus(t *testing.T, c *fc.Cluster, mutate func(*corev1.ReplicationController)) {
+	t.Helper()
+	obj, err := c.Client.Tracker().Get(corev1.SchemeGroupVersion.WithResource("replicationcontrollers"), ns, "web-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := obj.(*corev1.ReplicationController).DeepCopy()
+	mutate(rc)
+	if err := c.Client.Tracker().Update(corev1.SchemeGroupVersion.WithResource("replicationcontrollers"), rc, ns); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// receive waits for a value the scaler is about to send, failing the test
+// when it never comes.
+func receive[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no %s", what)
+		panic("unreachable")
+	}
+}
+
+type waitResult struct {
+	rc  *corev1.ReplicationController
+	err error
+}
+
+// TestWaitReplicasProgress: the timeout counts from the last change of the
+// RC's counts (DESIGN §5: no progress within timeoutSeconds fails), so a
+// backlogged RC manager that still removes pods does not fail the rollout,
+// and one that stands still does.
+func TestWaitReplicasProgress(t *testing.T) {
+	t.Run("progressing", func(t *testing.T) {
+		c, s, timers, watching := slowManager(t)
+		done := make(chan waitResult, 1)
+		go func() {
+			rc, err := s.WaitReplicas(t.Context(), "web-1", 0, 10*time.Minute)
+			done <- waitResult{rc, err}
+		}()
+		timer := receive(t, timers, "timer")
+		receive(t, watching, "watch")
+		// Not progress: nothing the RC manager counts changed.
+		setStatus(t, c, func(rc *corev1.ReplicationController) { rc.Annotations["note"] = "x" })
+		setStatus(t, c, func(rc *corev1.ReplicationController) { rc.Status.ObservedGeneration, rc.Status.Replicas = 2, 2 })
+		if d := receive(t, timer.resets, "restart of the timeout"); d != 10*time.Minute {
+			t.Errorf("timeout restarted with %s, want 10m", d)
+		}
+		setStatus(t, c, func(rc *corev1.ReplicationController) { rc.Status.Replicas = 0 })
+		got := receive(t, done, "end of the wait")
+		if got.err != nil || got.rc.Status.Replicas != 0 {
+			t.Fatalf("got %v, %v; want the RC at 0 replicas", got.rc, got.err)
+		}
+		if n := len(timer.resets); n != 1 {
+			t.Errorf("%d more restarts of the timeout, want 1 (for the last move)", n)
+		}
+	})
+	t.Run("standing still", func(t *testing.T) {
+		c, s, timers, watching := slowManager(t)
+		done := make(chan waitResult, 1)
+		go func() {
+			rc, err := s.WaitReplicas(t.Context(), "web-1", 0, 10*time.Minute)
+			done <- waitResult{rc, err}
+		}()
+		timer := receive(t, timers, "timer")
+		receive(t, watching, "watch")
+		setStatus(t, c, func(rc *corev1.ReplicationController) { rc.Status.ObservedGeneration, rc.Status.Replicas = 2, 1 })
+		receive(t, timer.resets, "restart of the timeout")
+		timer.fire()
+		got := receive(t, done, "end of the wait")
+		want := "replicationcontroller shop/web-1 did not reach 0 replicas: no progress within 10m0s"
+		if !errors.Is(got.err, ErrTimeout) || !strings.HasPrefix(got.err.Error(), want) {
+			t.Fatalf("err = %v, want %q wrapping ErrTimeout", got.err, want)
+		}
+		if got.rc == nil || got.rc.Status.Replicas != 1 {
+			t.Errorf("last seen RC %v, want the one with 1 replica", got.rc)
+		}
+	})
 }

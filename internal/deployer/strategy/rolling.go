@@ -121,8 +121,13 @@ func (r *Rollout) roll(ctx context.Context, plan rollingPlan, from, to *corev1.R
 		if !r.now().Before(deadline) {
 			return Completed, p.to, errNoProgress
 		}
-		if p.to, err = r.scaler.WaitAvailableChange(ctx, p.to.Name, p.to.Status.AvailableReplicas, deadline); err != nil {
+		available := p.to.Status.AvailableReplicas
+		if p.to, err = r.scaler.WaitAvailableChange(ctx, p.to.Name, available, deadline); err != nil {
 			return Completed, p.to, err
+		}
+		if p.to.Status.AvailableReplicas != available {
+			// Pods becoming available (or not) is progress too.
+			deadline = r.now().Add(plan.timeout)
 		}
 	}
 	return Completed, p.to, nil

@@ -1,0 +1,111 @@
+package controller
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/deployment"
+)
+
+// cached returns rc as dc-controller's cache holds it.
+func cached(t *testing.T, rc *corev1.ReplicationController) *corev1.ReplicationController {
+	t.Helper()
+	obj, err := transformRC(rc.DeepCopy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return obj.(*corev1.ReplicationController)
+}
+
+// TestCachedRCDecidesAlike: every decision the controllers take from an RC's
+// encoded DeploymentConfig comes out the same from the cache's slimmed copy.
+func TestCachedRCDecidesAlike(t *testing.T) {
+	base := testDC(func(dc *dcv1.DeploymentConfig) {
+		dc.Spec.Test = true
+		dc.Spec.Triggers = append(dc.Spec.Triggers, imageTrigger(true, "registry.example.com/web@sha256:1"))
+		dc.Spec.Template.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+	})
+	full := rcOf(t, base, 1, dcv1.DeploymentPhaseComplete, 4)
+	slim := cached(t, full)
+	if _, ok := slim.Annotations[dcv1.EncodedDeploymentConfigAnnotation]; ok {
+		t.Error("a Complete RC in the cache keeps its encoded DeploymentConfig")
+	}
+	if slim.Spec.Template != nil || slim.ManagedFields != nil {
+		t.Error("the cache keeps the RC's pod template or managedFields")
+	}
+	sameTemplate := testDC(func(dc *dcv1.DeploymentConfig) {
+		dc.Spec.Test = true
+		// 1000m is 1 CPU: the same template, written differently.
+		dc.Spec.Template.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1000m")}
+		dc.Spec.Template.Spec.Volumes = []corev1.Volume{}
+	})
+	otherImage := testDC(func(dc *dcv1.DeploymentConfig) {
+		dc.Spec.Template.Spec.Containers[0].Image = "img:2"
+	})
+	for _, tc := range []struct {
+		name string
+		dc   *dcv1.DeploymentConfig
+	}{{"encoded template", base}, {"equal template", sameTemplate}, {"other template", otherImage}} {
+		want := deployment.TemplateMatches(tc.dc, full)
+		if got := templateMatches(tc.dc, slim); got != want {
+			t.Errorf("%s: cached RC matches %v, the full one %v", tc.name, got, want)
+		}
+		if got := templateMatches(tc.dc, full); got != want {
+			t.Errorf("%s: uncached RC matches %v, want %v", tc.name, got, want)
+		}
+	}
+	s := configSummary(slim)
+	if !s.Test || s.Images["registry.example.com/web:stable"] != "registry.example.com/web@sha256:1" {
+		t.Errorf("summary %+v lacks test or the triggered image", s)
+	}
+}
+
+func TestCachedRCKeepsEncodingWhileNew(t *testing.T) {
+	rc := rcOf(t, testDC(nil), 2, dcv1.DeploymentPhaseNew, 0)
+	slim := cached(t, rc)
+	if slim.Annotations[dcv1.EncodedDeploymentConfigAnnotation] != rc.Annotations[dcv1.EncodedDeploymentConfigAnnotation] {
+		t.Error("a New RC lost its encoded DeploymentConfig, which its deployer pod is built from")
+	}
+}
+
+func TestCachedRCUndecodable(t *testing.T) {
+	rc := rcOf(t, testDC(nil), 1, dcv1.DeploymentPhaseComplete, 4)
+	rc.Annotations[dcv1.EncodedDeploymentConfigAnnotation] = "{"
+	slim := cached(t, rc)
+	if s := configSummary(slim); s.Error == "" {
+		t.Error("an undecodable encoding: want a summary with an error")
+	}
+	if templateMatches(testDC(nil), slim) {
+		t.Error("an undecodable encoding matches a template")
+	}
+}
+
+func TestCachedPod(t *testing.T) {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-1-deploy", Namespace: "ns", UID: "u",
+			Labels:        map[string]string{dcv1.DeployerPodForDeploymentLabel: "web-1"},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "x"}}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "deployment", Image: "img"}}},
+		Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "DeadlineExceeded", ContainerStatuses: []corev1.ContainerStatus{
+			{Name: "deployment", Image: "img", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Message: "boom"}}},
+		}},
+	}
+	obj, err := transformPod(pod.DeepCopy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	slim := obj.(*corev1.Pod)
+	if slim.ManagedFields != nil || len(slim.Spec.Containers) != 0 {
+		t.Error("the cache keeps a deployer pod's spec or managedFields")
+	}
+	if slim.Labels[dcv1.DeployerPodForDeploymentLabel] != "web-1" || slim.UID != "u" {
+		t.Error("the cache lost the pod's metadata")
+	}
+	if got, want := podFailureReason(slim), podFailureReason(pod); got != want || !podFinished(slim) {
+		t.Errorf("cached pod: failure %q, want %q", got, want)
+	}
+}
