@@ -36,10 +36,8 @@ const (
 // in full, so that one cut off in its body is sent again too.
 //
 // Sending a write again is safe because every write the deployer makes is:
-// it updates scales with the resourceVersion it read (a repeat of an update
-// that was applied conflicts, and the conflict retry reads the new scale),
-// merge-patches annotations to fixed values, and creates hook pods that it
-// reuses when they exist. A new kind of write must be safe to repeat too.
+// it sets scales to fixed counts, merge-patches annotations to fixed values,
+// and creates hook pods that it reuses when they exist. A new kind of write must be safe to repeat too.
 type retryUnreachable struct {
 	next   http.RoundTripper
 	sleep  func(context.Context, time.Duration) bool

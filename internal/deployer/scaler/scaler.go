@@ -1,6 +1,6 @@
-// Package scaler scales a deployment's ReplicationController and waits, by
-// watching, for the result: the pods to exist, to be available, or to be
-// gone.
+// Package scaler scales a deployment's ReplicationController through its
+// scale subresource and waits, by watching, for the result: the pods to
+// exist, to be available, or to be gone.
 package scaler
 
 import (
@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -56,29 +57,43 @@ func (s *Scaler) Get(ctx context.Context, name string) (*corev1.ReplicationContr
 	return rc, nil
 }
 
-// Scale sets the RC's replicas to n and records n as the deployer's last
-// replica count, in one write, then waits for the RC manager to have made
-// (or removed) the pods, failing only when the RC's counts stand still for
-// timeout. It returns the RC as last seen.
+// Scale sets the RC's replicas to n through its scale subresource, records
+// n as the deployer's last replica count, then waits for the RC manager to
+// have made (or removed) the pods, failing only when the RC's counts stand
+// still for timeout. It returns the RC as last seen.
 func (s *Scaler) Scale(ctx context.Context, name string, n int32, timeout time.Duration) (*corev1.ReplicationController, error) {
-	if err := s.setReplicas(ctx, name, n); err != nil {
+	if err := s.setScale(ctx, name, n); err != nil {
+		return nil, err
+	}
+	if err := s.recordReplicas(ctx, name, n); err != nil {
 		return nil, err
 	}
 	return s.WaitReplicas(ctx, name, n, timeout)
 }
 
-// setReplicas writes n into the RC's spec.replicas and into the annotation
-// the controller and the CLI read the deployer's last count from. One merge
-// patch does both: every write of a rollout passes through the API server
-// and, for the RC manager, through its rate-limited queue, so the scale and
-// its record are not two writes. The patch carries no resourceVersion: the
-// deployer is the only writer of a running deployment's replicas.
-func (s *Scaler) setReplicas(ctx context.Context, name string, n int32) error {
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}},"spec":{"replicas":%d}}`,
-		dcv1.DeploymentReplicasAnnotation, strconv.Itoa(int(n)), n)
+// setScale writes n into the RC's scale subresource, the interface through
+// which anything scales a workload (and which RBAC and admission can tell
+// apart from other RC writes). The update carries no resourceVersion, so it
+// needs no read first and never conflicts: the deployer is the only writer
+// of a running deployment's replicas, and setting a count is safe to repeat.
+func (s *Scaler) setScale(ctx context.Context, name string, n int32) error {
+	scale := &autoscalingv1.Scale{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.namespace},
+		Spec:       autoscalingv1.ScaleSpec{Replicas: n},
+	}
+	if _, err := s.client.CoreV1().ReplicationControllers(s.namespace).UpdateScale(ctx, name, scale, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("scale replicationcontroller %s/%s to %d: %w", s.namespace, name, n, err)
+	}
+	return nil
+}
+
+// recordReplicas keeps the last replica count the deployer set in the RC's
+// annotation.
+func (s *Scaler) recordReplicas(ctx context.Context, name string, n int32) error {
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, dcv1.DeploymentReplicasAnnotation, strconv.Itoa(int(n)))
 	_, err := s.client.CoreV1().ReplicationControllers(s.namespace).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 	if err != nil {
-		return fmt.Errorf("scale replicationcontroller %s/%s to %d: %w", s.namespace, name, n, err)
+		return fmt.Errorf("annotate replicationcontroller %s/%s with %d replicas: %w", s.namespace, name, n, err)
 	}
 	return nil
 }

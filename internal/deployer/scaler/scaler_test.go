@@ -56,10 +56,13 @@ func TestScale(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, s := newCluster(t, fc.Options{}, testRC("web-1", tt.from))
+			c, s := newCluster(t, fc.Options{}, testRC("web-1", tt.from))
 			rc, err := s.Scale(t.Context(), "web-1", tt.to, time.Second)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if writes := replicaWrites(c.Client.Actions()); len(writes) != 1 || writes[0] != "update replicationcontrollers/scale" {
+				t.Errorf("writes of the replicas %v, want one update of the scale subresource", writes)
 			}
 			if *rc.Spec.Replicas != tt.to || rc.Status.Replicas != tt.to {
 				t.Errorf("spec %d status %d, want %d", *rc.Spec.Replicas, rc.Status.Replicas, tt.to)
@@ -73,6 +76,27 @@ func TestScale(t *testing.T) {
 			}
 		})
 	}
+}
+
+// replicaWrites lists the writes that can set an RC's replicas: every
+// update, and every patch that touches the spec.
+func replicaWrites(actions []k8stesting.Action) []string {
+	var out []string
+	for _, a := range actions {
+		resource := a.GetResource().Resource
+		if sub := a.GetSubresource(); sub != "" {
+			resource += "/" + sub
+		}
+		switch a := a.(type) {
+		case k8stesting.UpdateAction:
+			out = append(out, "update "+resource)
+		case k8stesting.PatchAction:
+			if strings.Contains(string(a.GetPatch()), `"spec"`) {
+				out = append(out, "patch "+resource)
+			}
+		}
+	}
+	return out
 }
 
 func TestWaitTimeouts(t *testing.T) {
