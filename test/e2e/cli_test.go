@@ -16,14 +16,9 @@ import (
 )
 
 // compatManifest returns a real OpenShift DeploymentConfig manifest of the
-// shared compatibility corpus ($DC_COMPAT_DIR, which `make test` sets, or
-// ../shared/compat beside the checkout).
+// shared compatibility corpus.
 func compatManifest() string {
-	dir := os.Getenv("DC_COMPAT_DIR")
-	if dir == "" {
-		dir = "../../../shared/compat"
-	}
-	return filepath.Join(dir, "openshift-origin", "deployment-simple.yaml")
+	return filepath.Join(compatDir(), "openshift-origin", "deployment-simple.yaml")
 }
 
 // statusWait is `kubectl dc rollout status NAME -w` with a bound, so that a

@@ -526,9 +526,15 @@ func checkTestDeployment(t *testing.T, file string) {
 }
 
 // compatDir is the shared corpus of real OpenShift manifests from public
-// repositories; its SOURCES.md says where each comes from and what it
-// exercises.
-const compatDir = "../../../shared/compat"
+// repositories ($DC_COMPAT_DIR, which `make test` sets, or ../shared/compat
+// beside the checkout); its SOURCES.md says where each comes from and what
+// it exercises.
+func compatDir() string {
+	if dir := os.Getenv("DC_COMPAT_DIR"); dir != "" {
+		return dir
+	}
+	return "../../../shared/compat"
+}
 
 // corpusOutcome is what a converted DeploymentConfig of the corpus does
 // once applied.
@@ -753,13 +759,13 @@ var serverSetFields = []string{"resourceVersion", "uid", "selfLink", "managedFie
 func TestConvertCompatCorpus(t *testing.T) {
 	t.Parallel()
 	var onDisk []string
-	err := filepath.WalkDir(compatDir, func(path string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(compatDir(), func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		switch filepath.Ext(path) {
 		case ".yaml", ".yml", ".json":
-			rel, err := filepath.Rel(compatDir, path)
+			rel, err := filepath.Rel(compatDir(), path)
 			onDisk = append(onDisk, rel)
 			return err
 		}
@@ -788,7 +794,7 @@ func TestConvertCompatCorpus(t *testing.T) {
 // checkCorpusFile converts one corpus manifest, checks the output against
 // the input, applies it and follows its DeploymentConfigs.
 func checkCorpusFile(t *testing.T, f corpusFile) {
-	file := filepath.Join(compatDir, f.path)
+	file := filepath.Join(compatDir(), f.path)
 	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
