@@ -248,11 +248,38 @@ func (r *DeploymentConfigReconciler) startDeployment(ctx context.Context, dc *dc
 			"Deployment of version %d awaiting cancellation of older running deployments", dc.Status.LatestVersion)
 		return nil
 	}
+	// A failed or cancelled rollout may have left its deployment with pods
+	// when the DeploymentConfig changed before the fall-back ran. The new
+	// deployer counts only its own and the active deployment's pods against
+	// maxSurge, so the fall-back runs first and the new deployment waits
+	// until those pods are gone.
+	if err := r.scaleDeployments(ctx, dc, rcs); err != nil {
+		return err
+	}
+	if rc := leftoverPods(rcs); rc != nil {
+		log.FromContext(ctx).Info("waiting for the pods of an earlier deployment to go", "version", dc.Status.LatestVersion, "rc", rc.Name)
+		return nil
+	}
 	if hasEmptyImage(dc.Spec.Template) {
 		log.FromContext(ctx).Info("not deploying a template with an empty image", "version", dc.Status.LatestVersion)
 		return nil
 	}
 	return r.createDeployment(ctx, dc)
+}
+
+// leftoverPods returns a deployment other than the last complete one that
+// may still have pods, or nil. Until the RC manager has seen the latest
+// spec of an RC it manages, its status may not count the pods it has just
+// made.
+func leftoverPods(rcs []*corev1.ReplicationController) *corev1.ReplicationController {
+	active := deployment.LatestComplete(rcs, nil)
+	for _, rc := range rcs {
+		observed := rc.Status.ObservedGeneration
+		if rc != active && (rc.Status.Replicas != 0 || observed > 0 && observed < rc.Generation) {
+			return rc
+		}
+	}
+	return nil
 }
 
 func (r *DeploymentConfigReconciler) createDeployment(ctx context.Context, dc *dcv1.DeploymentConfig) error {

@@ -343,3 +343,43 @@ func TestPhasePatch(t *testing.T) {
 		})
 	}
 }
+
+// A new deployment waits for the pods of every earlier one but the last
+// complete deployment, including pods the RC manager has made but not yet
+// counted in a status older than the RC's spec.
+func TestLeftoverPods(t *testing.T) {
+	dc := testDC(nil)
+	complete := rcOf(t, dc, 1, dcv1.DeploymentPhaseComplete, 4)
+	complete.Status.Replicas = 4
+	failed := func(mutate func(*corev1.ReplicationController)) *corev1.ReplicationController {
+		rc := rcOf(t, dc, 2, dcv1.DeploymentPhaseFailed, 0)
+		rc.Generation = 3
+		mutate(rc)
+		return rc
+	}
+	tests := []struct {
+		name string
+		rcs  []*corev1.ReplicationController
+		want string
+	}{
+		{"only the active deployment has pods", []*corev1.ReplicationController{complete,
+			failed(func(rc *corev1.ReplicationController) { rc.Status.ObservedGeneration = 3 })}, ""},
+		{"a failed deployment still has pods", []*corev1.ReplicationController{complete,
+			failed(func(rc *corev1.ReplicationController) { rc.Status.ObservedGeneration, rc.Status.Replicas = 3, 2 })}, "web-2"},
+		{"its status predates its scale-down", []*corev1.ReplicationController{complete,
+			failed(func(rc *corev1.ReplicationController) { rc.Status.ObservedGeneration = 2 })}, "web-2"},
+		{"never observed by an RC manager", []*corev1.ReplicationController{complete,
+			failed(func(*corev1.ReplicationController) {})}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ""
+			if rc := leftoverPods(tt.rcs); rc != nil {
+				got = rc.Name
+			}
+			if got != tt.want {
+				t.Errorf("leftoverPods = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
