@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
@@ -119,6 +120,26 @@ func (c *Cluster) Script(pod string, log string, steps ...Step) {
 // Play moves an existing pod through steps in the background.
 func (c *Cluster) Play(namespace, pod string, steps ...Step) {
 	c.later(0, func() { c.play(namespace, pod, steps) })
+}
+
+// WaitWatches waits until clients have opened at least n watches of
+// resource, so that a test changes the cluster only once the code under
+// test is watching for that change; it fails after timeout.
+func (c *Cluster) WaitWatches(ctx context.Context, resource string, n int, timeout time.Duration) error {
+	return wait.PollUntilContextTimeout(ctx, time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		return c.Watches(resource) >= n, nil
+	})
+}
+
+// Watches counts the watches of resource that clients have opened.
+func (c *Cluster) Watches(resource string) int {
+	n := 0
+	for _, a := range c.Client.Actions() {
+		if a.GetVerb() == "watch" && a.GetResource().Resource == resource {
+			n++
+		}
+	}
+	return n
 }
 
 // Scales returns the scale operations so far.

@@ -157,10 +157,12 @@ func TestWaitAvailableLater(t *testing.T) {
 	if _, err := s.Scale(t.Context(), "web-1", 2, time.Second); err != nil {
 		t.Fatal(err)
 	}
+	watches := c.Watches("replicationcontrollers")
 	go func() {
-		time.Sleep(50 * time.Millisecond)
+		if c.WaitWatches(t.Context(), "replicationcontrollers", watches+1, 5*time.Second) != nil {
+			return
+		}
 		_ = c.SetAvailable("web-1", 1)
-		time.Sleep(50 * time.Millisecond)
 		_ = c.SetAvailable("web-1", 2)
 	}()
 	rc, err := s.WaitAvailable(t.Context(), "web-1", 5*time.Second)
@@ -179,9 +181,11 @@ func TestWaitAvailableChange(t *testing.T) {
 	if time.Since(start) < 100*time.Millisecond {
 		t.Errorf("returned after %s, before the deadline", time.Since(start))
 	}
+	watches := c.Watches("replicationcontrollers")
 	go func() {
-		time.Sleep(50 * time.Millisecond)
-		_ = c.SetAvailable("web-1", 1)
+		if c.WaitWatches(t.Context(), "replicationcontrollers", watches+1, 5*time.Second) == nil {
+			_ = c.SetAvailable("web-1", 1)
+		}
 	}()
 	rc, err = s.WaitAvailableChange(t.Context(), "web-1", 2, time.Now().Add(5*time.Second))
 	if err != nil || rc.Status.AvailableReplicas != 1 {
@@ -192,8 +196,10 @@ func TestWaitAvailableChange(t *testing.T) {
 func TestWaitPodsGone(t *testing.T) {
 	c, s := newCluster(t, fc.Options{}, testRC("web-1", 2), podOf("web-1", "a"), podOf("web-1", "b"), podOf("web-2", "other"))
 	go func() {
+		if c.WaitWatches(t.Context(), "pods", 1, 5*time.Second) != nil {
+			return
+		}
 		for _, name := range []string{"a", "b"} {
-			time.Sleep(20 * time.Millisecond)
 			_ = c.Client.CoreV1().Pods(ns).Delete(context.Background(), name, metav1.DeleteOptions{})
 		}
 	}()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
@@ -476,21 +478,38 @@ func TestRolling(t *testing.T) {
 	}
 }
 
+// waitScaled waits until the cluster's RC manager has scaled rc to n.
+func waitScaled(t *testing.T, c *fc.Cluster, rc string, n int32) error {
+	return wait.PollUntilContextTimeout(t.Context(), time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		for _, s := range c.Scales() {
+			if s.RC == rc && s.Replicas == n {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+}
+
 func TestRollingWaitsForAvailability(t *testing.T) {
 	e := setup(t, fc.Options{NeverAvailable: []string{"web-2"}}, 2, "")
+	var available atomic.Bool
 	go func() {
-		// The new pod becomes available a while after it was created: the
-		// rollout must notice through its watch and go on.
-		time.Sleep(200 * time.Millisecond)
-		_ = e.cluster.SetAvailable("web-2", 1)
-		time.Sleep(200 * time.Millisecond)
-		_ = e.cluster.SetAvailable("web-2", 2)
+		// Each new pod becomes available only after the rollout made it:
+		// the rollout must notice through its watch and go on.
+		for n := int32(1); n <= 2; n++ {
+			if waitScaled(t, e.cluster, "web-2", n) != nil {
+				return
+			}
+			if n == 2 {
+				available.Store(true)
+			}
+			_ = e.cluster.SetAvailable("web-2", n)
+		}
 	}()
-	start := time.Now()
 	outcome, err := e.rollout.Rolling(t.Context(), rolling("1", "0", 5), e.from, e.to, 2)
 	checkResult(t, err, "", outcome, false)
-	if time.Since(start) < 400*time.Millisecond {
-		t.Errorf("finished after %s, before the pods were available", time.Since(start))
+	if !available.Load() {
+		t.Errorf("finished before the pods were available")
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		t.Fatal(err)
