@@ -256,7 +256,11 @@ func (r *DeploymentConfigReconciler) startDeployment(ctx context.Context, dc *dc
 	if err := r.scaleDeployments(ctx, dc, rcs); err != nil {
 		return err
 	}
-	if rc := leftoverPods(rcs); rc != nil {
+	rc, err := r.leftoverPods(ctx, rcs)
+	if err != nil {
+		return err
+	}
+	if rc != nil {
 		log.FromContext(ctx).Info("waiting for the pods of an earlier deployment to go", "version", dc.Status.LatestVersion, "rc", rc.Name)
 		return nil
 	}
@@ -268,18 +272,48 @@ func (r *DeploymentConfigReconciler) startDeployment(ctx context.Context, dc *dc
 }
 
 // leftoverPods returns a deployment other than the last complete one that
-// may still have pods, or nil. Until the RC manager has seen the latest
-// spec of an RC it manages, its status may not count the pods it has just
-// made.
-func leftoverPods(rcs []*corev1.ReplicationController) *corev1.ReplicationController {
-	active := deployment.LatestComplete(rcs, nil)
-	for _, rc := range rcs {
-		observed := rc.Status.ObservedGeneration
-		if rc != active && (rc.Status.Replicas != 0 || observed > 0 && observed < rc.Generation) {
-			return rc
+// still has pods, or nil. RC status answers for an RC the RC manager has
+// reported on; an RC it has scaled but never reported on may already have
+// pods its status does not count, so those are looked up.
+func (r *DeploymentConfigReconciler) leftoverPods(ctx context.Context, rcs []*corev1.ReplicationController) (*corev1.ReplicationController, error) {
+	counted, unreported := leftoverDeployments(rcs)
+	if counted != nil {
+		return counted, nil
+	}
+	for _, rc := range unreported {
+		pods := &metav1.PartialObjectMetadataList{}
+		pods.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
+		err := r.APIReader.List(ctx, pods, client.InNamespace(rc.Namespace), client.MatchingLabels(rc.Spec.Selector), client.Limit(1))
+		if err != nil {
+			return nil, fmt.Errorf("list pods of %s/%s: %w", rc.Namespace, rc.Name, err)
+		}
+		if len(pods.Items) > 0 {
+			return rc, nil
 		}
 	}
-	return nil
+	return nil, nil
+}
+
+// leftoverDeployments sorts the deployments other than the last complete
+// one: counted is one whose status shows pods, or is older than a spec the
+// RC manager has already seen; unreported are those scaled since creation
+// whose status no RC manager has written yet, whose pods only a lookup can
+// tell.
+func leftoverDeployments(rcs []*corev1.ReplicationController) (counted *corev1.ReplicationController, unreported []*corev1.ReplicationController) {
+	active := deployment.LatestComplete(rcs, nil)
+	for _, rc := range rcs {
+		if rc == active {
+			continue
+		}
+		observed := rc.Status.ObservedGeneration
+		switch {
+		case rc.Status.Replicas != 0 || observed > 0 && observed < rc.Generation:
+			return rc, nil
+		case observed == 0 && rc.Generation > 1:
+			unreported = append(unreported, rc)
+		}
+	}
+	return nil, unreported
 }
 
 func (r *DeploymentConfigReconciler) createDeployment(ctx context.Context, dc *dcv1.DeploymentConfig) error {

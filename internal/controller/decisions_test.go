@@ -3,6 +3,7 @@ package controller
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -345,9 +346,10 @@ func TestPhasePatch(t *testing.T) {
 }
 
 // A new deployment waits for the pods of every earlier one but the last
-// complete deployment, including pods the RC manager has made but not yet
-// counted in a status older than the RC's spec.
-func TestLeftoverPods(t *testing.T) {
+// complete deployment: those a status counts, those a status older than the
+// RC's spec may not count yet, and, looked up, those of an RC scaled before
+// any RC manager reported on it.
+func TestLeftoverDeployments(t *testing.T) {
 	dc := testDC(nil)
 	complete := rcOf(t, dc, 1, dcv1.DeploymentPhaseComplete, 4)
 	complete.Status.Replicas = 4
@@ -358,27 +360,35 @@ func TestLeftoverPods(t *testing.T) {
 		return rc
 	}
 	tests := []struct {
-		name string
-		rcs  []*corev1.ReplicationController
-		want string
+		name           string
+		rcs            []*corev1.ReplicationController
+		wantCounted    string
+		wantUnreported []string
 	}{
 		{"only the active deployment has pods", []*corev1.ReplicationController{complete,
-			failed(func(rc *corev1.ReplicationController) { rc.Status.ObservedGeneration = 3 })}, ""},
+			failed(func(rc *corev1.ReplicationController) { rc.Status.ObservedGeneration = 3 })}, "", nil},
 		{"a failed deployment still has pods", []*corev1.ReplicationController{complete,
-			failed(func(rc *corev1.ReplicationController) { rc.Status.ObservedGeneration, rc.Status.Replicas = 3, 2 })}, "web-2"},
+			failed(func(rc *corev1.ReplicationController) { rc.Status.ObservedGeneration, rc.Status.Replicas = 3, 2 })}, "web-2", nil},
 		{"its status predates its scale-down", []*corev1.ReplicationController{complete,
-			failed(func(rc *corev1.ReplicationController) { rc.Status.ObservedGeneration = 2 })}, "web-2"},
-		{"never observed by an RC manager", []*corev1.ReplicationController{complete,
-			failed(func(*corev1.ReplicationController) {})}, ""},
+			failed(func(rc *corev1.ReplicationController) { rc.Status.ObservedGeneration = 2 })}, "web-2", nil},
+		{"scaled but never reported on", []*corev1.ReplicationController{complete,
+			failed(func(*corev1.ReplicationController) {})}, "", []string{"web-2"}},
+		{"never scaled nor reported on", []*corev1.ReplicationController{complete,
+			failed(func(rc *corev1.ReplicationController) { rc.Generation = 1 })}, "", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			counted, unreported := leftoverDeployments(tt.rcs)
 			got := ""
-			if rc := leftoverPods(tt.rcs); rc != nil {
-				got = rc.Name
+			if counted != nil {
+				got = counted.Name
 			}
-			if got != tt.want {
-				t.Errorf("leftoverPods = %q, want %q", got, tt.want)
+			var gotUnreported []string
+			for _, rc := range unreported {
+				gotUnreported = append(gotUnreported, rc.Name)
+			}
+			if got != tt.wantCounted || !slices.Equal(gotUnreported, tt.wantUnreported) {
+				t.Errorf("leftoverDeployments = %q, %v; want %q, %v", got, gotUnreported, tt.wantCounted, tt.wantUnreported)
 			}
 		})
 	}
