@@ -77,7 +77,7 @@ func parseFlags(args []string) (bench.Options, error) {
 	fs.IntVar(&o.ControllerWorkers, "controller-workers", o.ControllerWorkers, "dc-controller's workers per controller")
 	fs.Float64Var(&o.BenchQPS, "bench-qps", o.BenchQPS, "dc-bench's own client QPS")
 	fs.DurationVar(&o.PhaseTimeout, "phase-timeout", o.PhaseTimeout, "how long one phase may take")
-	fs.StringVar(&o.ProfileDir, "profile", "", "run dc-controller inside dc-bench for the rollout scenarios and write CPU and heap profiles to this directory")
+	fs.StringVar(&o.ProfileDir, "profile", "", "write profiles to this directory: dc-controller runs inside dc-bench for the rollout scenarios (CPU and heap profiles), and the footprint scenario saves each size's heap profile")
 	fs.DurationVar(&o.Settle, "settle", o.Settle, "how long each phase is watched after its last rollout")
 	if err := fs.Parse(args); err != nil {
 		return o, err

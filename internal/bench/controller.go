@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -41,6 +42,8 @@ type controllerProcess struct {
 	// pid is the process whose usage is measured.
 	pid     int
 	metrics string
+	// pprof is the base URL of its net/http/pprof handlers, "" if none.
+	pprof   string
 	started time.Time
 	exited  chan struct{}
 	// halt stops the controller and waits until it has stopped.
@@ -59,6 +62,10 @@ func startController(ctx context.Context, e *env, logPath string) (*controllerPr
 	if err != nil {
 		return nil, err
 	}
+	pprofAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("opening dc-controller's log: %w", err)
@@ -73,12 +80,16 @@ func startController(ctx context.Context, e *env, logPath string) (*controllerPr
 		"--kube-api-burst", strconv.Itoa(o.ControllerBurst),
 		"--metrics-bind-address", metricsAddr,
 		"--health-probe-bind-address", healthAddr,
+		"--pprof-bind-address", pprofAddr,
 	)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting dc-controller: %w", err)
 	}
-	c := &controllerProcess{pid: cmd.Process.Pid, metrics: "http://" + metricsAddr + "/metrics", started: time.Now(), exited: make(chan struct{})}
+	c := &controllerProcess{
+		pid: cmd.Process.Pid, metrics: "http://" + metricsAddr + "/metrics", pprof: "http://" + pprofAddr + "/debug/pprof",
+		started: time.Now(), exited: make(chan struct{}),
+	}
 	go func() {
 		_ = cmd.Wait()
 		close(c.exited)
@@ -206,6 +217,34 @@ func (c *controllerProcess) waitIdle(ctx context.Context, timeout time.Duration)
 		return fmt.Errorf("waiting for dc-controller to settle: %w", err)
 	}
 	return nil
+}
+
+// saveHeapProfile writes the process's heap profile to path.
+func (c *controllerProcess) saveHeapProfile(ctx context.Context, path string) error {
+	if c.pprof == "" {
+		return errors.New("dc-controller serves no pprof here")
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.pprof+"/heap", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("reading dc-controller's heap profile: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("reading dc-controller's heap profile: %s", resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("writing the heap profile: %w", err)
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("writing the heap profile: %w", err)
+	}
+	return f.Close()
 }
 
 // stop stops the controller (a process gets SIGTERM, then SIGKILL).

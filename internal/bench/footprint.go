@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -37,8 +38,8 @@ type footprintRecord struct {
 // The DCs have 0 replicas: dc-controller does not cache application pods,
 // so their number does not change its footprint, while creating them would
 // take kube-controller-manager's RC manager an hour at its QPS. Deployer
-// pods are bound to a fake node without a status (kwok and the pod runtime
-// leave them alone), a few hundred bytes smaller than finished ones.
+// pods are bound to a fake node and marked Succeeded, as a finished
+// deployment's deployer pod is.
 func (r *runner) footprint(ctx context.Context) error {
 	ns := footprintNamespace
 	if err := r.e.createNamespace(ctx, ns); err != nil {
@@ -123,9 +124,15 @@ func (r *runner) populateRevision(ctx context.Context, dc *dcv1.DeploymentConfig
 	if _, err := rcs.UpdateStatus(ctx, rc, metav1.UpdateOptions{}); err != nil && !apierrors.IsConflict(err) {
 		return fmt.Errorf("updating the status of replicationcontroller %s/%s: %w", rc.Namespace, rc.Name, err)
 	}
-	pod := deployerPod(rc, playground.NodeName(node))
-	if _, err := r.e.kube.CoreV1().Pods(dc.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("creating pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	pods := r.e.kube.CoreV1().Pods(dc.Namespace)
+	pod, err := pods.Create(ctx, deployerPod(rc, playground.NodeName(node)), metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("creating pod %s/%s: %w", dc.Namespace, deployment.DeployerPodName(rc.Name), err)
+	}
+	// Its deployment is Complete: the pod has succeeded.
+	pod.Status.Phase = corev1.PodSucceeded
+	if _, err := pods.UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("updating the status of pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
 	return nil
 }
@@ -185,6 +192,16 @@ func (r *runner) measureController(ctx context.Context, dcs int) (footprintRecor
 	}
 	if m, err := c.scrape(ctx); err == nil {
 		rec.HeapBytes = uint64(m["go_memstats_heap_inuse_bytes"])
+	}
+	if r.o.ProfileDir != "" {
+		path := filepath.Join(r.o.ProfileDir, fmt.Sprintf("footprint-%d-heap.pprof", dcs))
+		if err := os.MkdirAll(r.o.ProfileDir, 0o755); err != nil {
+			return rec, fmt.Errorf("making %s: %w", r.o.ProfileDir, err)
+		}
+		if err := c.saveHeapProfile(ctx, path); err != nil {
+			return rec, err
+		}
+		fmt.Fprintf(r.o.Log, "  heap profile: %s\n", path)
 	}
 	return rec, nil
 }

@@ -93,24 +93,7 @@ func (r *DeployerReconciler) syncNew(ctx context.Context, rc *corev1.Replication
 		return reconcile.Result{}, r.finishCancel(ctx, rc)
 	}
 	if pod != nil {
-		if pod.Labels[dcv1.DeployerPodForDeploymentLabel] != rc.Name {
-			return reconcile.Result{}, r.fail(ctx, rc, fmt.Sprintf(reasonDeployerPodConflict, pod.Name))
-		}
-		if !podFinished(pod) {
-			// Created by an earlier sync whose phase write did not land.
-			return reconcile.Result{}, r.followPod(ctx, rc, pod)
-		}
-		// A finished pod in New is either from the attempt before a user's
-		// retry, which the retry deleted and the cache has yet to drop, or
-		// an earlier sync's pod that finished before its phase was written.
-		fresh := &corev1.Pod{}
-		err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(pod), fresh)
-		if err == nil && fresh.UID == pod.UID {
-			return reconcile.Result{}, r.followPod(ctx, rc, fresh)
-		}
-		if client.IgnoreNotFound(err) != nil {
-			return reconcile.Result{}, err
-		}
+		return r.syncNewWithPod(ctx, rc, pod)
 	}
 	dc, err := encodedConfig(ctx, r.APIReader, rc)
 	if apierrors.IsNotFound(err) {
@@ -125,14 +108,54 @@ func (r *DeployerReconciler) syncNew(ctx context.Context, rc *corev1.Replication
 	pod = deployerPod(rc, dc, r.DeployerImage)
 	err = r.Client.Create(ctx, pod)
 	if apierrors.IsAlreadyExists(err) {
-		// The cache is behind; the pod's event brings us back.
-		return reconcile.Result{}, nil
+		// The cache is behind, or holds no such pod: it keeps only
+		// deployer pods that have not finished, and only ours.
+		existing, err := r.livePod(ctx, rc)
+		if err != nil || existing == nil {
+			return reconcile.Result{RequeueAfter: time.Second}, err
+		}
+		return r.syncNewWithPod(ctx, rc, existing)
 	}
 	if err != nil {
 		return r.createFailed(ctx, rc, dc, err)
 	}
 	log.FromContext(ctx).Info("created deployer pod", "pod", pod.Name)
 	return reconcile.Result{}, r.setPhase(ctx, rc, dcv1.DeploymentPhasePending, "")
+}
+
+// syncNewWithPod handles a New deployment whose deployer pod exists.
+func (r *DeployerReconciler) syncNewWithPod(ctx context.Context, rc *corev1.ReplicationController, pod *corev1.Pod) (reconcile.Result, error) {
+	if pod.Labels[dcv1.DeployerPodForDeploymentLabel] != rc.Name {
+		return reconcile.Result{}, r.fail(ctx, rc, fmt.Sprintf(reasonDeployerPodConflict, pod.Name))
+	}
+	if !podFinished(pod) && pod.DeletionTimestamp == nil {
+		// Created by an earlier sync whose phase write did not land.
+		return reconcile.Result{}, r.followPod(ctx, rc, pod)
+	}
+	// A finished or going pod in New is either from the attempt before a
+	// user's retry, which the retry deleted, or an earlier sync's pod that
+	// finished before its phase was written. Only the API server can say
+	// which; its deletion is not watched (the cache drops finished pods), so
+	// the new attempt looks again shortly.
+	fresh, err := r.livePod(ctx, rc)
+	if err != nil || fresh == nil || fresh.UID != pod.UID || fresh.DeletionTimestamp != nil {
+		return reconcile.Result{RequeueAfter: time.Second}, err
+	}
+	return reconcile.Result{}, r.followPod(ctx, rc, fresh)
+}
+
+// livePod reads the deployment's deployer pod from the API server, nil when
+// there is none.
+func (r *DeployerReconciler) livePod(ctx context.Context, rc *corev1.ReplicationController) (*corev1.Pod, error) {
+	pod := &corev1.Pod{}
+	key := types.NamespacedName{Namespace: rc.Namespace, Name: deployment.DeployerPodName(rc.Name)}
+	if err := r.APIReader.Get(ctx, key, pod); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("get deployer pod %s: %w", key, err)
+	}
+	return pod, nil
 }
 
 // createFailed retries a deployer pod that could not be created until the
@@ -164,17 +187,20 @@ func (r *DeployerReconciler) syncActive(ctx context.Context, rc *corev1.Replicat
 		return r.finishCancel(ctx, rc)
 	}
 	if pod == nil {
-		// The cache may not have seen a pod created moments ago; only the
-		// API server can say it is gone.
-		fresh := &corev1.Pod{}
-		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: rc.Namespace, Name: deployment.DeployerPodName(rc.Name)}, fresh)
-		if err == nil {
-			return nil
-		}
-		if !apierrors.IsNotFound(err) {
+		// The cache keeps only deployer pods that have not finished, and
+		// may not have seen one created moments ago: only the API server
+		// can say whether the pod finished or is gone.
+		fresh, err := r.livePod(ctx, rc)
+		if err != nil {
 			return err
 		}
-		return r.fail(ctx, rc, reasonDeployerPodGone)
+		if fresh == nil {
+			return r.fail(ctx, rc, reasonDeployerPodGone)
+		}
+		if fresh.Labels[dcv1.DeployerPodForDeploymentLabel] == rc.Name && !podFinished(fresh) {
+			return nil
+		}
+		pod = fresh
 	}
 	if pod.Labels[dcv1.DeployerPodForDeploymentLabel] != rc.Name {
 		return r.fail(ctx, rc, fmt.Sprintf(reasonDeployerPodConflict, pod.Name))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
@@ -116,7 +117,10 @@ func NewManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 // DeploymentConfig label and pods carrying the deployer-pod label, so the
 // controller's memory follows the number of DeploymentConfigs, not the
 // size of the cluster; and of those only what the controllers read (see
-// transformRC and transformPod).
+// transformRC and transformPod). Of deployer and hook pods it keeps those
+// that have not finished: every deployment keeps its finished deployer pod
+// for its log, ten or more per DeploymentConfig, and the deployer controller
+// asks the API server about the few it needs once they have finished.
 func cacheOptions(namespaces []string) cache.Options {
 	has := func(key string) labels.Selector {
 		req, err := labels.NewRequirement(key, selection.Exists, nil)
@@ -131,7 +135,7 @@ func cacheOptions(namespaces []string) cache.Options {
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
 			&corev1.ReplicationController{}: {Label: has(dcv1.DeploymentConfigLabel), Transform: transformRC},
-			&corev1.Pod{}:                   {Label: has(dcv1.DeployerPodForDeploymentLabel), Transform: transformPod},
+			&corev1.Pod{}:                   {Label: has(dcv1.DeployerPodForDeploymentLabel), Field: unfinished(), Transform: transformPod},
 		},
 	}
 	if len(namespaces) > 0 {
@@ -141,6 +145,15 @@ func cacheOptions(namespaces []string) cache.Options {
 		}
 	}
 	return opts
+}
+
+// unfinished selects pods that have neither succeeded nor failed. A pod
+// that finishes leaves a watch with this selector as a deletion.
+func unfinished() fields.Selector {
+	return fields.AndSelectors(
+		fields.OneTermNotEqualSelector("status.phase", string(corev1.PodSucceeded)),
+		fields.OneTermNotEqualSelector("status.phase", string(corev1.PodFailed)),
+	)
 }
 
 func setup(mgr manager.Manager, opts Options) error {
