@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/bench/audit"
@@ -129,9 +130,11 @@ func (r *runner) populateRevision(ctx context.Context, dc *dcv1.DeploymentConfig
 	if err != nil {
 		return fmt.Errorf("creating pod %s/%s: %w", dc.Namespace, deployment.DeployerPodName(rc.Name), err)
 	}
-	// Its deployment is Complete: the pod has succeeded.
-	pod.Status.Phase = corev1.PodSucceeded
-	if _, err := pods.UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
+	// Its deployment is Complete: the pod has succeeded. A patch, since
+	// kwok may be writing the new pod's status too; a pod that has finished
+	// stays so.
+	succeeded := []byte(`{"status":{"phase":"Succeeded"}}`)
+	if _, err := pods.Patch(ctx, pod.Name, types.MergePatchType, succeeded, metav1.PatchOptions{}, "status"); err != nil {
 		return fmt.Errorf("updating the status of pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
 	return nil

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"unique"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
@@ -37,18 +40,90 @@ func transformRC(obj any) (any, error) {
 	}
 	rc.ManagedFields = nil
 	rc.Spec.Template = nil
-	if _, encoded := rc.Annotations[dcv1.EncodedDeploymentConfigAnnotation]; !encoded || deployment.Phase(rc) == dcv1.DeploymentPhaseNew {
-		return rc, nil
+	if settled(rc) {
+		// Only the lookup of pods an RC manager has not reported on
+		// reads the selector.
+		rc.Spec.Selector = nil
 	}
-	summary, err := json.Marshal(deployment.Summarize(rc))
-	if err != nil {
-		return nil, fmt.Errorf("summarize replicationcontroller %s/%s: %w", rc.Namespace, rc.Name, err)
+	if _, encoded := rc.Annotations[dcv1.EncodedDeploymentConfigAnnotation]; encoded && deployment.Phase(rc) != dcv1.DeploymentPhaseNew {
+		summary, err := json.Marshal(deployment.Summarize(rc))
+		if err != nil {
+			return nil, fmt.Errorf("summarize replicationcontroller %s/%s: %w", rc.Namespace, rc.Name, err)
+		}
+		annotations := maps.Clone(rc.Annotations)
+		delete(annotations, dcv1.EncodedDeploymentConfigAnnotation)
+		annotations[cachedSummaryAnnotation] = string(summary)
+		rc.Annotations = annotations
 	}
-	annotations := maps.Clone(rc.Annotations)
-	delete(annotations, dcv1.EncodedDeploymentConfigAnnotation)
-	annotations[cachedSummaryAnnotation] = string(summary)
-	rc.Annotations = annotations
+	internMeta(&rc.ObjectMeta)
 	return rc, nil
+}
+
+// settled reports whether an RC is finished with: scaled to zero, and
+// reported so by an RC manager that has seen its latest spec.
+func settled(rc *corev1.ReplicationController) bool {
+	return deployment.IsTerminal(deployment.Phase(rc)) && deployment.Replicas(rc) == 0 &&
+		rc.Status.Replicas == 0 && rc.Status.ObservedGeneration == rc.Generation
+}
+
+// transformDC is the cache's DeploymentConfig: no managedFields, and its
+// metadata's strings shared (see internMeta).
+func transformDC(obj any) (any, error) {
+	dc, ok := obj.(*dcv1.DeploymentConfig)
+	if !ok {
+		return obj, nil
+	}
+	dc.ManagedFields = nil
+	internMeta(&dc.ObjectMeta)
+	return dc, nil
+}
+
+// uniqueValue reports whether an annotation's value differs on every
+// object; interning it would only cost the interning table's entry.
+func uniqueValue(key string) bool {
+	switch key {
+	case cachedSummaryAnnotation, dcv1.EncodedDeploymentConfigAnnotation, dcv1.DeploymentStatusReasonAnnotation,
+		dcv1.DeployerPodAnnotation, dcv1.DeployerPodCreateFailingSinceAnnotation:
+		return true
+	}
+	return false
+}
+
+// internMeta makes the strings that cached objects repeat share one copy:
+// decoding gives each RC its own copy of the namespace, every label and
+// annotation key, the DeploymentConfig's name (four times) and values
+// such as "Complete" or "0", and at tens of thousands of RCs those copies
+// are a large part of dc-controller's memory. unique.Make keeps one copy
+// of each for as long as something refers to it.
+func internMeta(m *metav1.ObjectMeta) {
+	m.Namespace = intern(m.Namespace)
+	m.Labels = internMap(m.Labels, func(string) bool { return false })
+	m.Annotations = internMap(m.Annotations, uniqueValue)
+	for i := range m.OwnerReferences {
+		ref := &m.OwnerReferences[i]
+		ref.APIVersion, ref.Kind, ref.Name = intern(ref.APIVersion), intern(ref.Kind), intern(ref.Name)
+		ref.UID = types.UID(intern(string(ref.UID)))
+	}
+}
+
+func intern(s string) string {
+	return unique.Make(s).Value()
+}
+
+// internMap copies m with its keys and, but where keep says so, its values
+// interned.
+func internMap(m map[string]string, keep func(key string) bool) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		if !keep(k) {
+			v = intern(v)
+		}
+		out[intern(k)] = v
+	}
+	return out
 }
 
 // transformPod slims a deployer or hook pod for the cache to its metadata
@@ -61,6 +136,7 @@ func transformPod(obj any) (any, error) {
 	}
 	slim := &corev1.Pod{TypeMeta: pod.TypeMeta, ObjectMeta: pod.ObjectMeta}
 	slim.ManagedFields = nil
+	internMeta(&slim.ObjectMeta)
 	slim.Status.Phase = pod.Status.Phase
 	slim.Status.Reason = pod.Status.Reason
 	for _, s := range pod.Status.ContainerStatuses {

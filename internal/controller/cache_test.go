@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"reflect"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -107,5 +108,48 @@ func TestCachedPod(t *testing.T) {
 	}
 	if got, want := podFailureReason(slim), podFailureReason(pod); got != want || !podFinished(slim) {
 		t.Errorf("cached pod: failure %q, want %q", got, want)
+	}
+}
+
+// TestCachedRCSelector: the cache drops the selector of a settled RC only;
+// the lookup of pods no RC manager has reported on reads it otherwise.
+func TestCachedRCSelector(t *testing.T) {
+	dc := testDC(nil)
+	for _, tc := range []struct {
+		name     string
+		mutate   func(*corev1.ReplicationController)
+		selector bool
+	}{
+		{"settled", func(*corev1.ReplicationController) {}, false},
+		{"still running", func(rc *corev1.ReplicationController) {
+			rc.Annotations[dcv1.DeploymentPhaseAnnotation] = string(dcv1.DeploymentPhaseRunning)
+		}, true},
+		{"pods not yet gone", func(rc *corev1.ReplicationController) { rc.Status.Replicas = 1 }, true},
+		{"scale-down not yet seen", func(rc *corev1.ReplicationController) { rc.Generation = 3 }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rc := rcOf(t, dc, 1, dcv1.DeploymentPhaseFailed, 0)
+			rc.Generation, rc.Status.ObservedGeneration = 2, 2
+			tc.mutate(rc)
+			if got := cached(t, rc).Spec.Selector != nil; got != tc.selector {
+				t.Errorf("cached RC has a selector: %v, want %v", got, tc.selector)
+			}
+		})
+	}
+}
+
+// TestCachedMetadataUnchanged: sharing strings changes no label,
+// annotation or owner reference.
+func TestCachedMetadataUnchanged(t *testing.T) {
+	rc := rcOf(t, testDC(nil), 1, dcv1.DeploymentPhaseRunning, 2)
+	rc.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps.deployconfig.io/v1", Kind: "DeploymentConfig", Name: "web", UID: "dc-uid"}}
+	slim := cached(t, rc)
+	if !reflect.DeepEqual(slim.Labels, rc.Labels) || !reflect.DeepEqual(slim.OwnerReferences, rc.OwnerReferences) || slim.Namespace != rc.Namespace {
+		t.Errorf("cached metadata changed: %+v, want %+v", slim.ObjectMeta, rc.ObjectMeta)
+	}
+	for k, v := range rc.Annotations {
+		if k != dcv1.EncodedDeploymentConfigAnnotation && slim.Annotations[k] != v {
+			t.Errorf("annotation %s = %q, want %q", k, slim.Annotations[k], v)
+		}
 	}
 }

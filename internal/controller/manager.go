@@ -134,6 +134,7 @@ func cacheOptions(namespaces []string) cache.Options {
 		// Nothing reads managedFields, a third of a typical object.
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
+			&dcv1.DeploymentConfig{}:        {Transform: transformDC},
 			&corev1.ReplicationController{}: {Label: has(dcv1.DeploymentConfigLabel), Transform: transformRC},
 			&corev1.Pod{}:                   {Label: has(dcv1.DeployerPodForDeploymentLabel), Field: unfinished(), Transform: transformPod},
 		},

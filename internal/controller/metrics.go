@@ -50,7 +50,8 @@ func (c *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 
 func (c *metricsCollector) collectStrategies(ctx context.Context, ch chan<- prometheus.Metric) {
 	dcs := &dcv1.DeploymentConfigList{}
-	if err := c.cache.List(ctx, dcs); err != nil {
+	// Read-only: the cache's own objects, not a copy of every one per scrape.
+	if err := c.cache.List(ctx, dcs, client.UnsafeDisableDeepCopy); err != nil {
 		return
 	}
 	counts := map[string]int{}
@@ -68,7 +69,7 @@ func (c *metricsCollector) collectStrategies(ctx context.Context, ch chan<- prom
 
 func (c *metricsCollector) collectRollouts(ctx context.Context, ch chan<- prometheus.Metric) {
 	rcs := &corev1.ReplicationControllerList{}
-	if err := c.cache.List(ctx, rcs); err != nil {
+	if err := c.cache.List(ctx, rcs, client.UnsafeDisableDeepCopy); err != nil {
 		return
 	}
 	finished := map[string]int{"available": 0, "failed": 0, "cancelled": 0}
