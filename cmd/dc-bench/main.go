@@ -68,6 +68,8 @@ func parseFlags(args []string) (bench.Options, error) {
 	})
 	fs.IntVar(&o.Nodes, "nodes", o.Nodes, "fake (kwok) nodes")
 	fs.IntVar(&o.LatencySamples, "latency-samples", o.LatencySamples, "rollouts one at a time for the latency at idle")
+	probes := fs.Int("probes", o.Probes, "probe rollouts in each throughput phase, triggered one at a time once its N rollouts have started (0: none)")
+	fs.DurationVar(&o.ProbeInterval, "probe-interval", o.ProbeInterval, "time between two probes' triggers")
 	footprint := fs.String("footprint-sizes", joinInts(o.FootprintSizes), "DC counts of the footprint scenario, comma-separated")
 	fs.IntVar(&o.FootprintRevisions, "footprint-revisions", o.FootprintRevisions, "revisions each DC of the footprint scenario keeps")
 	fs.IntVar(&o.RawCreates, "raw-creates", o.RawCreates, "RC creates of the raw write throughput")
@@ -85,7 +87,7 @@ func parseFlags(args []string) (bench.Options, error) {
 	if *quick {
 		o = bench.QuickOptions(o)
 	}
-	// Explicit size flags win over --quick's.
+	// Explicit size flags (and --probes) win over --quick's.
 	var err error
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
@@ -93,6 +95,8 @@ func parseFlags(args []string) (bench.Options, error) {
 			o.Sizes, err = parseInts(*sizes)
 		case "footprint-sizes":
 			o.FootprintSizes, err = parseInts(*footprint)
+		case "probes":
+			o.Probes = *probes
 		}
 	})
 	if err != nil {

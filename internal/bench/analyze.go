@@ -45,7 +45,22 @@ func (r *runner) readLedger() (*ledger, error) {
 	for _, f := range r.footprints {
 		windows = append(windows, f.window)
 	}
-	l := &ledger{
+	l := newLedger(windows...)
+	files, err := r.e.auditLogs()
+	if err != nil {
+		return nil, err
+	}
+	for _, path := range files {
+		if err := readAuditFile(path, l); err != nil {
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+// newLedger returns an empty ledger that counts requests in the windows.
+func newLedger(windows ...audit.Window) *ledger {
+	return &ledger{
 		tally: audit.NewTally(windows...),
 		triggers: audit.NewTimes(func(e audit.Event) (string, bool) {
 			res := e.Resource()
@@ -59,16 +74,13 @@ func (r *runner) readLedger() (*ledger, error) {
 			return e.Namespace() + "/" + e.Name(), ok
 		}),
 	}
-	files, err := r.e.auditLogs()
-	if err != nil {
-		return nil, err
-	}
-	for _, path := range files {
-		if err := readAuditFile(path, l); err != nil {
-			return nil, err
-		}
-	}
-	return l, nil
+}
+
+// add reads one audit event into the ledger.
+func (l *ledger) add(e audit.Event) {
+	l.tally.Add(e)
+	l.triggers.Add(e)
+	l.deployerPods.Add(e)
 }
 
 // readAuditFile adds one audit log file to the ledger.
@@ -79,9 +91,7 @@ func readAuditFile(path string, l *ledger) error {
 	}
 	defer f.Close()
 	err = audit.Read(f, func(e audit.Event) error {
-		l.tally.Add(e)
-		l.triggers.Add(e)
-		l.deployerPods.Add(e)
+		l.add(e)
 		return nil
 	})
 	if err != nil {
@@ -149,12 +159,12 @@ func (r *runner) latencyOf(l *ledger, p *phaseRecord) report.Latency {
 			toPod = append(toPod, created.Sub(trigger).Seconds())
 		}
 	}
-	inFlight := p.N
-	if p.Phase == "idle" {
-		inFlight = 1
-	}
-	return report.Latency{System: p.System, Load: p.Load, InFlight: inFlight,
+	lat := report.Latency{System: p.System, Load: p.Load, InFlight: p.InFlight,
 		ToDeployerPod: stats.Summarize(toPod), ToComplete: stats.Summarize(toDone)}
+	if p.Probe {
+		lat.Probes, lat.StillInFlight = true, p.StillInFlight
+	}
+	return lat
 }
 
 // throughputs pairs the systems' phases of each size.
@@ -176,9 +186,21 @@ func (r *runner) throughputs(l *ledger) []report.Throughput {
 	return out
 }
 
-// record finds a phase's record.
+// record finds a throughput phase's record.
 func (r *runner) record(system, phase string, n int) *phaseRecord {
-	i := slices.IndexFunc(r.records, func(p *phaseRecord) bool { return p.System == system && p.Phase == phase && p.N == n })
+	return r.find(func(p *phaseRecord) bool { return !p.Probe && p.System == system && p.Phase == phase && p.N == n })
+}
+
+// probes finds the record of the probes that ran during a throughput phase.
+func (r *runner) probes(system, phase string, n int) *phaseRecord {
+	return r.find(func(p *phaseRecord) bool {
+		return p.Probe && p.System == system && p.Phase == probePhase(phase) && p.InFlight == n
+	})
+}
+
+// find returns the first record match selects, or nil.
+func (r *runner) find(match func(*phaseRecord) bool) *phaseRecord {
+	i := slices.IndexFunc(r.records, match)
 	if i < 0 {
 		return nil
 	}
@@ -187,7 +209,8 @@ func (r *runner) record(system, phase string, n int) *phaseRecord {
 
 // floors computes the RC manager's floor for each throughput phase: a
 // first rollout needs N×replicas pod creates, a template change as many
-// creates and as many deletes.
+// creates and as many deletes; each probe that ran during the phase, a
+// template change, adds as many as one of those.
 func (r *runner) floors(l *ledger) []report.Floor {
 	var out []report.Floor
 	for _, n := range r.o.Sizes {
@@ -200,7 +223,12 @@ func (r *runner) floors(l *ledger) []report.Floor {
 			if phase == report.PhaseChange {
 				pods *= 2
 			}
-			f := report.Floor{N: n, Phase: phase, PodWrites: pods, QPS: kcmQPS, Seconds: float64(pods) / kcmQPS, DCSeconds: dc.Seconds()}
+			probes := 0
+			if p := r.probes(report.SystemDC, phase, n); p != nil {
+				probes = len(p.Triggers)
+			}
+			pods += probes * 2 * int(r.o.Replicas)
+			f := report.Floor{N: n, Phase: phase, PodWrites: pods, Probes: probes, QPS: kcmQPS, Seconds: float64(pods) / kcmQPS, DCSeconds: dc.Seconds()}
 			if dep != nil {
 				f.DeploySeconds = dep.Seconds()
 			}
@@ -223,7 +251,7 @@ func settings(o Options) report.Settings {
 		ControllerQPS: o.ControllerQPS, ControllerBurst: o.ControllerBurst, ControllerWorkers: o.ControllerWorkers,
 		DeployerQPS: deployerQPS, DeployerBurst: deployerBurst,
 		KCMQPS: kcmQPS, KCMBurst: kcmBurst, KCMConcurrency: kcmConcurrency,
-		BenchQPS: o.BenchQPS, LatencySamples: o.LatencySamples,
+		BenchQPS: o.BenchQPS, LatencySamples: o.LatencySamples, Probes: o.Probes, ProbeInterval: o.ProbeInterval.Seconds(),
 		FootprintSizes: o.FootprintSizes, FootprintRevisions: o.FootprintRevisions,
 		RawCreates: o.RawCreates, RawConcurrency: o.RawConcurrency,
 		Audit: "kube-apiserver audit log, every request but watches at level Metadata, stage ResponseComplete",

@@ -1,13 +1,16 @@
 package bench
 
 import (
+	"io"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/deployconfig/deployconfig/internal/bench/audit"
 	"github.com/deployconfig/deployconfig/internal/bench/report"
 )
 
@@ -111,8 +114,141 @@ func TestOptions(t *testing.T) {
 	if err := bad.validate(); err == nil {
 		t.Error("unknown scenario accepted")
 	}
+	bad = o
+	bad.ProbeInterval = 0
+	if err := bad.validate(); err == nil {
+		t.Error("probes without an interval accepted")
+	}
+	bad.Probes = 0
+	if err := bad.validate(); err != nil {
+		t.Errorf("no probes need no interval: %v", err)
+	}
 	q := QuickOptions(DefaultOptions())
 	if !q.Quick || q.Sizes[0] >= 200 || q.FootprintSizes[len(q.FootprintSizes)-1] >= 1000 {
 		t.Errorf("quick options are not small: %+v", q)
+	}
+}
+
+func TestTrackerStarted(t *testing.T) {
+	tests := []struct {
+		name      string
+		events    func(tr *tracker)
+		wantCount int
+		wantAll   bool
+	}{
+		{"nothing seen", func(*tracker) {}, 0, false},
+		{"an older version's start is ignored", func(tr *tracker) { tr.begin("a", 1) }, 0, false},
+		{"started", func(tr *tracker) { tr.begin("a", 2); tr.begin("a", 2) }, 1, false},
+		{"ended without a start seen", func(tr *tracker) { tr.begin("a", 2); tr.observe("b", 2, true) }, 2, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := newTracker()
+			tr.expect(2)
+			tt.events(tr)
+			if n, all := tr.begun("a", "b"); n != tt.wantCount || all != tt.wantAll {
+				t.Errorf("begun = %d, %v; want %d, %v", n, all, tt.wantCount, tt.wantAll)
+			}
+		})
+	}
+}
+
+func TestTrackerWaitStarted(t *testing.T) {
+	tr := newTracker()
+	tr.expect(1)
+	errs := make(chan error, 1)
+	go func() { errs <- tr.waitStarted(t.Context(), time.Minute, io.Discard, "test", "a", "b") }()
+	tr.begin("a", 1)
+	tr.observe("b", 1, false)
+	select {
+	case err := <-errs:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("waitStarted did not return once both had started")
+	}
+	if err := tr.waitStarted(t.Context(), time.Millisecond, io.Discard, "test", "c"); err == nil {
+		t.Error("waitStarted for a rollout that never starts returned no error")
+	}
+}
+
+func TestProbeNames(t *testing.T) {
+	first, second := probeNames(0, 2), probeNames(1, 2)
+	if !reflect.DeepEqual(first, []string{"probe1-00000", "probe1-00001"}) || !reflect.DeepEqual(second, []string{"probe2-00000", "probe2-00001"}) {
+		t.Errorf("probe names %v, %v", first, second)
+	}
+	for _, name := range append(first, second...) {
+		if slices.Contains(objectNames(100), name) {
+			t.Errorf("probe %s has a throughput object's name", name)
+		}
+	}
+}
+
+// auditEvent is a successful request as the audit log records it.
+func auditEvent(agent, verb, resource, namespace, name string, at time.Time) audit.Event {
+	return audit.Event{Stage: "ResponseComplete", Verb: verb, UserAgent: agent, Completed: at,
+		ObjectRef: &audit.ObjectRef{Resource: resource, Namespace: namespace, Name: name}, ResponseStatus: &audit.Status{Code: 200}}
+}
+
+func TestLatencyOfProbes(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return start.Add(time.Duration(s * float64(time.Second))) }
+	l := newLedger()
+	for _, e := range []audit.Event{
+		auditEvent("dc-bench", "patch", "deploymentconfigs", "probes", "probe1-00000", at(1)),
+		auditEvent("dc-controller", "create", "pods", "probes", "probe1-00000-2-deploy", at(1.5)),
+		auditEvent("dc-bench", "patch", "deploymentconfigs", "probes", "probe1-00001", at(2)),
+		auditEvent("dc-controller", "create", "pods", "probes", "probe1-00001-2-deploy", at(2.25)),
+		// Another namespace's pod of the same name is not the probe's.
+		auditEvent("dc-controller", "create", "pods", "elsewhere", "probe1-00001-2-deploy", at(2.1)),
+	} {
+		l.add(e)
+	}
+	p := &phaseRecord{System: report.SystemDC, Phase: probePhase(report.PhaseChange), N: 2, Namespace: "probes", Version: probeVersion,
+		TriggerVerb: "patch", Names: []string{"probe1-00000", "probe1-00001"}, InFlight: 200, Probe: true, StillInFlight: 190,
+		Load:  probeLoad(200, 190, report.PhaseChange),
+		Done:  map[string]time.Time{"probe1-00000": at(11), "probe1-00001": at(22)},
+		Start: at(1)}
+	got := (&runner{}).latencyOf(l, p)
+	if !got.Probes || got.InFlight != 200 || got.StillInFlight != 190 {
+		t.Errorf("probe row %+v", got)
+	}
+	if got.ToDeployerPod.Count != 2 || got.ToDeployerPod.Max != 0.5 || got.ToDeployerPod.Min != 0.25 {
+		t.Errorf("to deployer pod %+v, want 0.25 and 0.5", got.ToDeployerPod)
+	}
+	if got.ToComplete.Max != 20 || got.ToComplete.Min != 10 {
+		t.Errorf("to complete %+v, want 10 and 20", got.ToComplete)
+	}
+	if want := "probes while 200 in flight (template change; ≥ 190 still in flight at each probe)"; got.Load != want {
+		t.Errorf("load %q, want %q", got.Load, want)
+	}
+}
+
+func TestFloorsCountProbes(t *testing.T) {
+	tests := []struct {
+		name       string
+		probes     *phaseRecord
+		wantPods   int
+		wantProbes int
+	}{
+		{"no probes", nil, 200 * 3 * 2, 0},
+		{"probes of the phase", &phaseRecord{System: report.SystemDC, Phase: probePhase(report.PhaseChange), InFlight: 200, Probe: true,
+			Triggers: map[string]time.Time{"probe2-00000": {}, "probe2-00001": {}}}, 200*3*2 + 2*3*2, 2},
+		{"probes of another size", &phaseRecord{System: report.SystemDC, Phase: probePhase(report.PhaseChange), InFlight: 400, Probe: true,
+			Triggers: map[string]time.Time{"probe2-00000": {}}}, 200 * 3 * 2, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &runner{o: Options{Sizes: []int{200}, Replicas: 3}}
+			r.records = []*phaseRecord{{System: report.SystemDC, Phase: report.PhaseChange, N: 200}}
+			if tt.probes != nil {
+				r.records = append(r.records, tt.probes)
+			}
+			floors := r.floors(newLedger(make([]audit.Window, len(r.records))...))
+			if len(floors) != 1 || floors[0].PodWrites != tt.wantPods || floors[0].Probes != tt.wantProbes {
+				t.Errorf("floors %+v, want %d pod writes with %d probes", floors, tt.wantPods, tt.wantProbes)
+			}
+		})
 	}
 }

@@ -61,6 +61,13 @@ type Options struct {
 	// LatencySamples is the number of rollouts, one at a time, of the
 	// latency scenario at idle.
 	LatencySamples int
+	// Probes is the number of probe rollouts of each throughput phase:
+	// template changes of objects of their own, rolled out beforehand,
+	// made one every ProbeInterval once the phase's N rollouts have all
+	// started, to measure how soon a rollout starts while N are in
+	// flight. 0 runs none.
+	Probes        int
+	ProbeInterval time.Duration
 	// FootprintSizes are the DC counts dc-controller's footprint is
 	// measured with; FootprintRevisions the revisions each DC keeps.
 	FootprintSizes     []int
@@ -103,6 +110,8 @@ func DefaultOptions() Options {
 		Replicas:           3,
 		Nodes:              3,
 		LatencySamples:     20,
+		Probes:             20,
+		ProbeInterval:      500 * time.Millisecond,
 		FootprintSizes:     []int{1000, 5000},
 		FootprintRevisions: 10,
 		RawCreates:         3000,
@@ -121,6 +130,7 @@ func QuickOptions(o Options) Options {
 	o.Quick = true
 	o.Sizes = []int{20}
 	o.LatencySamples = 5
+	o.Probes = 5
 	o.FootprintSizes = []int{50, 200}
 	o.FootprintRevisions = 10
 	o.RawCreates = 300
@@ -152,6 +162,9 @@ func (o *Options) validate() error {
 	}
 	if o.Replicas < 1 || o.Nodes < 1 || o.FootprintRevisions < 1 || o.RawConcurrency < 1 {
 		return errors.New("replicas, nodes, revisions and concurrency must be at least 1")
+	}
+	if o.Probes < 0 || o.Probes > 0 && o.ProbeInterval <= 0 {
+		return errors.New("probes must not be negative, and need an interval above 0")
 	}
 	for _, s := range o.Systems {
 		if s != report.SystemDC && s != report.SystemDeployment {

@@ -18,6 +18,16 @@ type phaseRecord struct {
 	Namespace string
 	// Load describes the phase for the latency table.
 	Load string
+	// InFlight is the number of rollouts in flight the phase's rollouts
+	// were triggered among: N for a phase triggered at once, 1 at idle,
+	// and for probes the N of the throughput phase they ran in.
+	InFlight int
+	// Probe marks probe rollouts: triggered one at a time while the
+	// InFlight rollouts of a throughput phase were under way.
+	// StillInFlight is then the fewest of those not yet ended at any
+	// probe's trigger.
+	Probe         bool
+	StillInFlight int
 	// Version is the DC version (or Deployment generation) the phase
 	// rolls out.
 	Version int64
@@ -79,12 +89,7 @@ func triggerAll(ctx context.Context, p *phaseRecord, tr *tracker, trigger func(c
 // finish waits for every rollout of the phase to end, then for the phase
 // to settle, and records the results.
 func finish(ctx context.Context, o Options, p *phaseRecord, tr *tracker) error {
-	label := fmt.Sprintf("%s %s N=%d", p.System, p.Phase, p.N)
-	err := tr.wait(ctx, o.PhaseTimeout, o.Log, label, p.Names...)
-	p.Done, p.Failed = tr.results()
-	fmt.Fprintf(o.Log, "  %s: %d complete, %d failed in %.1f s\n", label, len(p.Done), len(p.Failed), p.Seconds())
-	if err != nil {
-		p.End = time.Now()
+	if err := collect(ctx, o, p, tr); err != nil {
 		return err
 	}
 	select {
@@ -94,4 +99,15 @@ func finish(ctx context.Context, o Options, p *phaseRecord, tr *tracker) error {
 	}
 	p.End = time.Now()
 	return nil
+}
+
+// collect waits for every rollout of the phase to end and records the
+// results; the phase ends there.
+func collect(ctx context.Context, o Options, p *phaseRecord, tr *tracker) error {
+	label := fmt.Sprintf("%s %s N=%d", p.System, p.Phase, p.N)
+	err := tr.wait(ctx, o.PhaseTimeout, o.Log, label, p.Names...)
+	p.Done, p.Failed = tr.results()
+	fmt.Fprintf(o.Log, "  %s: %d complete, %d failed in %.1f s\n", label, len(p.Done), len(p.Failed), p.Seconds())
+	p.End = time.Now()
+	return err
 }

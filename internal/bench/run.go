@@ -176,7 +176,12 @@ func writeOutputs(o Options, rep *report.Report) (Outputs, error) {
 	if err != nil {
 		return out, fmt.Errorf("writing the report: %w", err)
 	}
-	err = report.WriteMarkdown(f, rep, filepath.Base(out.Chart))
+	chartName := ""
+	if out.Chart != "" {
+		// filepath.Base("") is ".", which would show as a broken image.
+		chartName = filepath.Base(out.Chart)
+	}
+	err = report.WriteMarkdown(f, rep, chartName)
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("writing the report: %w", cerr)
 	}

@@ -85,22 +85,23 @@ func (r *runner) throughput(ctx context.Context, n int) error {
 	return nil
 }
 
-// rollAll runs both phases for one system.
+// rollAll runs both phases for one system, each with its probes when the
+// run has any.
 func (r *runner) rollAll(ctx context.Context, sys system, n int) error {
 	ns := namespaceFor(sys.name, fmt.Sprint(n))
-	if err := r.e.createNamespace(ctx, ns); err != nil {
-		return err
-	}
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	tr := newTracker()
-	if err := sys.watch(watchCtx, r.e, ns, tr); err != nil {
+	tr, err := r.watchNamespace(watchCtx, sys, ns)
+	if err != nil {
 		return err
 	}
-	names := make([]string, n)
-	for i := range names {
-		names[i] = objectName(i)
+	var probes *prober
+	if r.o.Probes > 0 {
+		if probes, err = r.newProber(ctx, watchCtx, sys, n); err != nil {
+			return err
+		}
 	}
+	names := objectNames(n)
 	phases := []struct {
 		phase, verb string
 		version     int64
@@ -109,21 +110,50 @@ func (r *runner) rollAll(ctx context.Context, sys system, n int) error {
 		{report.PhaseFirst, "create", 1, sys.create},
 		{report.PhaseChange, "patch", 2, sys.change},
 	}
-	for _, ph := range phases {
+	for i, ph := range phases {
 		fmt.Fprintf(r.o.Log, "%s: %s of %d...\n", sys.name, ph.phase, n)
 		p := &phaseRecord{System: sys.name, Phase: ph.phase, N: n, Namespace: ns, Version: ph.version, TriggerVerb: ph.verb,
-			Names: names, Load: fmt.Sprintf("%d in flight (%s)", n, ph.phase)}
+			Names: names, Load: fmt.Sprintf("%d triggered at once (%s)", n, ph.phase), InFlight: n}
 		r.records = append(r.records, p)
 		trigger := func(ctx context.Context, name string) error { return ph.trigger(ctx, r.e, ns, name) }
 		if err := triggerAll(ctx, p, tr, trigger); err != nil {
 			return err
 		}
+		var probed *phaseRecord
+		if probes != nil {
+			if probed, err = probes.run(ctx, p, tr, i); err != nil {
+				return err
+			}
+		}
 		if err := finish(ctx, r.o, p, tr); err != nil {
 			return err
 		}
+		if probed != nil {
+			if err := collect(ctx, r.o, probed, probes.tr); err != nil {
+				return err
+			}
+		}
 	}
 	stopWatch()
+	if probes != nil {
+		if err := r.cleanUp(ctx, probes.namespace); err != nil {
+			return err
+		}
+	}
 	return r.cleanUp(ctx, ns)
+}
+
+// watchNamespace creates a scenario's namespace and starts a tracker of
+// the system's rollouts there, until ctx ends.
+func (r *runner) watchNamespace(ctx context.Context, sys system, ns string) (*tracker, error) {
+	if err := r.e.createNamespace(ctx, ns); err != nil {
+		return nil, err
+	}
+	tr := newTracker()
+	if err := sys.watch(ctx, r.e, ns, tr); err != nil {
+		return nil, err
+	}
+	return tr, nil
 }
 
 // latency rolls out LatencySamples objects of each system one at a time:
@@ -142,19 +172,13 @@ func (r *runner) latency(ctx context.Context) error {
 func (r *runner) oneAtATime(ctx context.Context, sys system) error {
 	k := r.o.LatencySamples
 	ns := namespaceFor(sys.name, "latency")
-	if err := r.e.createNamespace(ctx, ns); err != nil {
-		return err
-	}
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	tr := newTracker()
-	if err := sys.watch(watchCtx, r.e, ns, tr); err != nil {
+	tr, err := r.watchNamespace(watchCtx, sys, ns)
+	if err != nil {
 		return err
 	}
-	names := make([]string, k)
-	for i := range names {
-		names[i] = objectName(i)
-	}
+	names := objectNames(k)
 	fmt.Fprintf(r.o.Log, "%s: latency at idle, %d rollouts one at a time...\n", sys.name, k)
 	setup := &phaseRecord{System: sys.name, Phase: "setup", N: k, Namespace: ns, Version: 1, TriggerVerb: "create", Names: names}
 	if err := triggerAll(ctx, setup, tr, func(ctx context.Context, name string) error { return sys.create(ctx, r.e, ns, name) }); err != nil {
@@ -164,7 +188,7 @@ func (r *runner) oneAtATime(ctx context.Context, sys system) error {
 		return err
 	}
 	p := &phaseRecord{System: sys.name, Phase: "idle", N: k, Namespace: ns, Version: 2, TriggerVerb: "patch", Names: names,
-		Load: "idle (one at a time)"}
+		Load: "idle (one at a time)", InFlight: 1}
 	r.records = append(r.records, p)
 	if err := r.sequential(ctx, sys, p, tr); err != nil {
 		return err

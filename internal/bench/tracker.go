@@ -26,19 +26,23 @@ const progressEvery = 30 * time.Second
 // tracker records when each rollout of a phase completed, as dc-bench's
 // watch sees it: a DC's deployment (RC) of the expected version reaching
 // Complete (or Failed), a Deployment of the expected generation becoming
-// complete as `kubectl rollout status` judges it.
+// complete as `kubectl rollout status` judges it. It also notes which
+// rollouts have started (a DC's deployer pod exists, a Deployment's
+// controller has seen the change), so that probes can wait until a phase's
+// rollouts are all under way.
 type tracker struct {
 	mu sync.Mutex
 	// target is the DC version or Deployment generation of the phase.
-	target int64
-	done   map[string]time.Time
-	failed map[string]time.Time
+	target  int64
+	started map[string]bool
+	done    map[string]time.Time
+	failed  map[string]time.Time
 	// changed is signalled (without blocking) on every new result.
 	changed chan struct{}
 }
 
 func newTracker() *tracker {
-	return &tracker{done: map[string]time.Time{}, failed: map[string]time.Time{}, changed: make(chan struct{}, 1)}
+	return &tracker{started: map[string]bool{}, done: map[string]time.Time{}, failed: map[string]time.Time{}, changed: make(chan struct{}, 1)}
 }
 
 // expect starts a phase: rollouts to target from now on.
@@ -46,6 +50,7 @@ func (t *tracker) expect(target int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.target = target
+	t.started = map[string]bool{}
 	t.done = map[string]time.Time{}
 	t.failed = map[string]time.Time{}
 }
@@ -69,6 +74,22 @@ func (t *tracker) observe(name string, version int64, failed bool) {
 	} else {
 		t.done[name] = now
 	}
+	t.signal()
+}
+
+// begin records that the rollout of name to version has started.
+func (t *tracker) begin(name string, version int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if version != t.target || t.started[name] {
+		return
+	}
+	t.started[name] = true
+	t.signal()
+}
+
+// signal wakes a waiter without blocking; t.mu is held.
+func (t *tracker) signal() {
 	select {
 	case t.changed <- struct{}{}:
 	default:
@@ -104,24 +125,51 @@ func (t *tracker) ended(names ...string) (int, bool) {
 	return n, n == len(names)
 }
 
+// begun reports whether the named rollouts have all started (or ended:
+// a rollout can end before its start was seen).
+func (t *tracker) begun(names ...string) (int, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for _, name := range names {
+		_, d := t.done[name]
+		_, f := t.failed[name]
+		if t.started[name] || d || f {
+			n++
+		}
+	}
+	return n, n == len(names)
+}
+
 // wait waits until the named rollouts have all ended, reporting progress
 // to log under label.
 func (t *tracker) wait(ctx context.Context, timeout time.Duration, log io.Writer, label string, names ...string) error {
+	return t.waitFor(ctx, timeout, log, label, "ended", func() (int, bool) { return t.ended(names...) }, len(names))
+}
+
+// waitStarted waits until the named rollouts have all started.
+func (t *tracker) waitStarted(ctx context.Context, timeout time.Duration, log io.Writer, label string, names ...string) error {
+	return t.waitFor(ctx, timeout, log, label, "started", func() (int, bool) { return t.begun(names...) }, len(names))
+}
+
+// waitFor waits until count says all of total rollouts are what verb
+// says, reporting progress to log under label.
+func (t *tracker) waitFor(ctx context.Context, timeout time.Duration, log io.Writer, label, verb string, count func() (int, bool), total int) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	tick := time.NewTicker(progressEvery)
 	defer tick.Stop()
 	start := time.Now()
 	for {
-		n, all := t.ended(names...)
+		n, all := count()
 		if all {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s: %d of %d rollouts ended before the timeout (%s)", label, n, len(names), timeout)
+			return fmt.Errorf("%s: %d of %d rollouts %s before the timeout (%s)", label, n, total, verb, timeout)
 		case <-tick.C:
-			fmt.Fprintf(log, "  %s: %d/%d done after %.0f s\n", label, n, len(names), time.Since(start).Seconds())
+			fmt.Fprintf(log, "  %s: %d/%d %s after %.0f s\n", label, n, total, verb, time.Since(start).Seconds())
 		case <-t.changed:
 		}
 	}
@@ -138,6 +186,10 @@ func watchDCs(ctx context.Context, kube kubernetes.Interface, namespace string, 
 			return
 		}
 		switch deployment.Phase(rc) {
+		case dcv1.DeploymentPhasePending, dcv1.DeploymentPhaseRunning:
+			// The deployer controller writes Pending once it has
+			// created the deployer pod.
+			t.begin(rc.Labels[dcv1.DeploymentConfigLabel], deployment.Version(rc))
 		case dcv1.DeploymentPhaseComplete:
 			t.observe(rc.Labels[dcv1.DeploymentConfigLabel], deployment.Version(rc), false)
 		case dcv1.DeploymentPhaseFailed:
@@ -153,7 +205,13 @@ func watchDeployments(ctx context.Context, kube kubernetes.Interface, namespace 
 	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(namespace))
 	handle := func(obj any) {
 		d, ok := obj.(*appsv1.Deployment)
-		if ok && deploymentComplete(d) {
+		if !ok {
+			return
+		}
+		if d.Status.ObservedGeneration >= d.Generation {
+			t.begin(d.Name, d.Generation)
+		}
+		if deploymentComplete(d) {
 			t.observe(d.Name, d.Generation, false)
 		}
 	}

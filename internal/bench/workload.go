@@ -37,6 +37,15 @@ func objectName(i int) string {
 	return fmt.Sprintf("app-%05d", i)
 }
 
+// objectNames are the names of a scenario's first n objects.
+func objectNames(n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = objectName(i)
+	}
+	return names
+}
+
 // podTemplate is the pod template of both systems' objects.
 func podTemplate(name string, revision int) corev1.PodTemplateSpec {
 	return corev1.PodTemplateSpec{

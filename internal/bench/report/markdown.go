@@ -138,7 +138,9 @@ func writeLatency(b *strings.Builder, r *Report) {
 		return
 	}
 	b.WriteString("## 3. Latency\n\n")
-	b.WriteString("From the trigger (the write that changed the template, or created the object) to the deployer pod's creation and to the rollout's completion, in seconds (nearest-rank percentiles).\n\n")
+	b.WriteString("From the trigger (the write that changed the template, or created the object) to the deployer pod's creation and to the rollout's completion, in seconds (nearest-rank percentiles). " +
+		"\"triggered at once\": the throughput phases, all N triggered together, so the last waits for the writes of all before it. " +
+		"\"probes while N in flight\": objects of their own whose templates were changed one at a time once the phase's N rollouts had all started; the target is read from these.\n\n")
 	b.WriteString("| system | load | samples | → deployer pod p50 / p90 / p99 / max | → complete p50 / p90 / p99 / max |\n")
 	b.WriteString("| --- | --- | ---: | ---: | ---: |\n")
 	for _, l := range r.Latency {
@@ -197,7 +199,8 @@ func writeReference(b *strings.Builder, r *Report) {
 		return
 	}
 	b.WriteString("Floor set by kube-controller-manager's RC (or RS) manager: the pod creates and deletes a phase needs ÷ its client QPS. " +
-		"The RC manager's measured writes include its RC status updates, which share that QPS. floor/measured near 1 means the system is as fast as that manager lets any rollout be.\n\n")
+		"The RC manager's measured writes include its RC status updates, which share that QPS. floor/measured near 1 means the system is as fast as that manager lets any rollout be. " +
+		"The pod writes needed include those of the probes that ran during the phase (a template change each).\n\n")
 	b.WriteString("| N | phase | pod writes needed | QPS | floor | RC manager's writes (DC run) | DC time | floor/DC | Deployment time | floor/Deployment |\n")
 	b.WriteString("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, f := range ref.Floors {
@@ -220,6 +223,7 @@ func writeSettings(b *strings.Builder, r *Report) {
 		{"kube-controller-manager", fmt.Sprintf("QPS %.0f, burst %d (its defaults); %s", s.KCMQPS, s.KCMBurst, s.KCMConcurrency)},
 		{"dc-bench's own client", fmt.Sprintf("QPS %.0f", s.BenchQPS)},
 		{"latency at idle", fmt.Sprintf("%d rollouts, one at a time", s.LatencySamples)},
+		{"probes", probeSetting(s)},
 		{"footprint", fmt.Sprintf("%s DCs × %d revisions", ints(s.FootprintSizes), s.FootprintRevisions)},
 		{"raw RC creates", fmt.Sprintf("%d with %d concurrent clients", s.RawCreates, s.RawConcurrency)},
 		{"audit", s.Audit},
@@ -229,6 +233,14 @@ func writeSettings(b *strings.Builder, r *Report) {
 		fmt.Fprintf(b, "| %s | %s |\n", row[0], row[1])
 	}
 	b.WriteString("\n")
+}
+
+// probeSetting describes the probes of the throughput phases.
+func probeSetting(s Settings) string {
+	if s.Probes == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%d per throughput phase and system, one every %.1f s once the phase's rollouts have all started: template changes of objects rolled out beforehand, in a namespace of their own", s.Probes, s.ProbeInterval)
 }
 
 func writeNotes(b *strings.Builder, r *Report) {

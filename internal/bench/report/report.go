@@ -74,6 +74,8 @@ type Settings struct {
 	KCMConcurrency     string  `json:"kubeControllerManagerConcurrency"`
 	BenchQPS           float64 `json:"benchClientQPS"`
 	LatencySamples     int     `json:"latencyIdleSamples"`
+	Probes             int     `json:"probes"`
+	ProbeInterval      float64 `json:"probeIntervalSeconds"`
 	FootprintSizes     []int   `json:"footprintSizes"`
 	FootprintRevisions int     `json:"footprintRevisions"`
 	RawCreates         int     `json:"rawCreates"`
@@ -151,10 +153,16 @@ func (c APICost) WritesExclPods() float64 {
 type Latency struct {
 	System string `json:"system"`
 	// Load says what else was going on, e.g. "idle (one at a time)" or
-	// "1000 in flight".
+	// "1000 triggered at once".
 	Load string `json:"load"`
-	// InFlight is the number of rollouts triggered together.
+	// InFlight is the number of rollouts triggered together, or, for
+	// probes, the N of the throughput phase they ran during.
 	InFlight int `json:"inFlight"`
+	// Probes marks rollouts triggered one at a time while InFlight others
+	// were under way; StillInFlight is the fewest of those not yet ended
+	// at any probe's trigger.
+	Probes        bool `json:"probes,omitempty"`
+	StillInFlight int  `json:"stillInFlight,omitempty"`
 	// ToDeployerPod is from the trigger to the deployer pod's creation
 	// (DeploymentConfigs only), in seconds.
 	ToDeployerPod stats.Summary `json:"toDeployerPod"`
@@ -192,8 +200,10 @@ type Reference struct {
 type Floor struct {
 	N     int    `json:"n"`
 	Phase string `json:"phase"`
-	// PodWrites is the pod creates and deletes the phase needs.
+	// PodWrites is the pod creates and deletes the phase needs, with
+	// those of the Probes probe rollouts that ran during it.
 	PodWrites int     `json:"podWrites"`
+	Probes    int     `json:"probes,omitempty"`
 	QPS       float64 `json:"qps"`
 	Seconds   float64 `json:"seconds"`
 	// MeasuredPodWrites counts the pod writes the RC manager actually made

@@ -26,6 +26,7 @@ func EvaluateTargets(r *Report) []Target {
 		ratioTarget(r, PhaseFirst, targetFirstRatio),
 		writesTarget(r),
 		podLatencyTarget(r),
+		podLatencyAtOnce(r),
 		rssTarget(r),
 	}
 }
@@ -99,25 +100,72 @@ func findCost(r *Report, n int, phase, system string) (APICost, bool) {
 	return r.APICost[i], true
 }
 
+// podLatencyTarget reads the target from the probes: triggers made one at
+// a time while a throughput phase's rollouts were in flight, the target's
+// "with 1000 in flight". Of the probe rows of the largest phase size, the
+// worst p99 counts.
 func podLatencyTarget(r *Report) Target {
 	t := Target{
 		Name: "trigger → deployer pod created, p99",
 		Want: fmt.Sprintf("≤ %.0f s with %d in flight", targetPodP99Seconds, targetInFlight),
 	}
-	var best *Latency
-	for i, l := range r.Latency {
-		// The most rollouts in flight; of equals, the most samples.
-		if l.System == SystemDC && l.ToDeployerPod.Count > 0 && (best == nil || l.InFlight > best.InFlight ||
-			l.InFlight == best.InFlight && l.ToDeployerPod.Count > best.ToDeployerPod.Count) {
-			best = &r.Latency[i]
-		}
-	}
-	if best == nil {
+	worst, rows := worstRow(r.Latency, true)
+	if worst == nil {
 		t.Got = "not measured"
 		return t
 	}
-	t.Got = fmt.Sprintf("%.2f s with %s", best.ToDeployerPod.P99, atSize(best.InFlight, targetInFlight, "in flight"))
-	t.Met = new(best.ToDeployerPod.P99 <= targetPodP99Seconds)
+	t.Got = fmt.Sprintf("%.2f s, %d probes with %s", worst.ToDeployerPod.P99, worst.ToDeployerPod.Count, atSize(worst.InFlight, targetInFlight, "in flight"))
+	if rows > 1 {
+		t.Got += fmt.Sprintf(", worst of %d phases", rows)
+	}
+	t.Got += fmt.Sprintf("; ≥ %d still in flight at each probe", worst.StillInFlight)
+	t.Met = new(worst.ToDeployerPod.P99 <= targetPodP99Seconds)
+	return t
+}
+
+// worstRow returns, of the DeploymentConfig rows with the most rollouts in
+// flight (probe rows, or the others), the one with the highest p99 to the
+// deployer pod, and how many such rows there were.
+func worstRow(latency []Latency, probes bool) (*Latency, int) {
+	var worst *Latency
+	rows := 0
+	for i, l := range latency {
+		// Rollouts one at a time at idle have nothing in flight.
+		if l.System != SystemDC || l.Probes != probes || l.ToDeployerPod.Count == 0 || l.InFlight < 2 {
+			continue
+		}
+		switch {
+		case worst == nil || l.InFlight > worst.InFlight:
+			worst, rows = &latency[i], 1
+		case l.InFlight == worst.InFlight:
+			rows++
+			if l.ToDeployerPod.P99 > worst.ToDeployerPod.P99 {
+				worst = &latency[i]
+			}
+		}
+	}
+	return worst, rows
+}
+
+// podLatencyAtOnce is the same delay when all N rollouts are triggered at
+// once, kept next to the target for reference: it is no measure of the
+// target, as N simultaneous triggers need at least 2N writes (the DC's
+// status and its RC, then the deployer pod and its phase) through
+// dc-controller's 20-QPS clients, about N/10 s for the last.
+func podLatencyAtOnce(r *Report) Target {
+	t := Target{
+		Name: "trigger → deployer pod created, p99, all triggered at once",
+		Want: "for reference (N at once need ≥ 2N writes at QPS 20)",
+	}
+	worst, rows := worstRow(r.Latency, false)
+	if worst == nil {
+		t.Got = "not measured"
+		return t
+	}
+	t.Got = fmt.Sprintf("%.2f s with %d triggered at once", worst.ToDeployerPod.P99, worst.InFlight)
+	if rows > 1 {
+		t.Got += fmt.Sprintf(", worst of %d phases", rows)
+	}
 	return t
 }
 
