@@ -178,7 +178,18 @@ func (r *DeployerReconciler) createFailed(ctx context.Context, rc *corev1.Replic
 		return reconcile.Result{}, r.fail(ctx, rc, reasonDeployerPodNotCreated)
 	}
 	log.FromContext(ctx).Error(createErr, "create deployer pod", "rc", rc.Name)
-	return reconcile.Result{RequeueAfter: min(timeout, 5*time.Second)}, nil
+	return createRetry(timeout), nil
+}
+
+// createRetry is when a deployer pod that could not be created is tried
+// again: every 5 seconds (or the strategy's timeout, if shorter), at the
+// priority of bookkeeping. A new deployment is queued ahead of the
+// bookkeeping (see priority.go), but its retries wait their turn: pods
+// that keep failing to be created (a namespace out of quota, say) would
+// otherwise take the controller's writes every 5 seconds, ahead of all
+// else, until their timeout.
+func createRetry(timeout time.Duration) reconcile.Result {
+	return reconcile.Result{RequeueAfter: min(timeout, 5*time.Second), Priority: ptr(0)}
 }
 
 // syncActive follows a Pending or Running deployment's deployer pod.

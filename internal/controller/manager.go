@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -26,7 +27,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -171,7 +171,7 @@ func setup(mgr manager.Manager, opts Options) error {
 
 	access := newDeployerAccess(mgr.GetClient())
 	recorder := mgr.GetEventRecorder("dc-controller")
-	workers := controller.Options{MaxConcurrentReconciles: opts.Workers}
+	priorities := rolloutPriorities{reader: mgr.GetCache()}
 
 	dcClient, err := controllerClient(mgr)
 	if err != nil {
@@ -180,11 +180,13 @@ func setup(mgr manager.Manager, opts Options) error {
 	dcReconciler := &DeploymentConfigReconciler{
 		Client: dcClient, APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: opts.Clock, access: access,
 	}
+	// Watches rather than For: For's handler gives every event of the
+	// DeploymentConfig itself the default priority.
 	err = ctrl.NewControllerManagedBy(mgr).
 		Named("deploymentconfig").
-		For(&dcv1.DeploymentConfig{}).
-		Watches(&corev1.ReplicationController{}, handler.EnqueueRequestsFromMapFunc(deploymentConfigsOfRC)).
-		WithOptions(workers).
+		Watches(&dcv1.DeploymentConfig{}, enqueueByPriority(requestFor, priorities.deploymentConfig)).
+		Watches(&corev1.ReplicationController{}, enqueueByPriority(deploymentConfigsOfRC, priorities.deploymentConfigOfRC)).
+		WithOptions(workerOptions(mgr, "deploymentconfig", dcv1.GroupVersion.WithKind("DeploymentConfig"), opts.Workers)).
 		Complete(dcReconciler)
 	if err != nil {
 		return fmt.Errorf("set up deploymentconfig controller: %w", err)
@@ -200,9 +202,9 @@ func setup(mgr manager.Manager, opts Options) error {
 	}
 	err = ctrl.NewControllerManagedBy(mgr).
 		Named("deployer").
-		For(&corev1.ReplicationController{}).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(deploymentOfPod)).
-		WithOptions(workers).
+		Watches(&corev1.ReplicationController{}, enqueueByPriority(requestFor, priorities.deployment)).
+		Watches(&corev1.Pod{}, enqueueByPriority(deploymentOfPod, priorities.deployment)).
+		WithOptions(workerOptions(mgr, "deployer", corev1.SchemeGroupVersion.WithKind("ReplicationController"), opts.Workers)).
 		Complete(deployerReconciler)
 	if err != nil {
 		return fmt.Errorf("set up deployer controller: %w", err)
@@ -232,6 +234,17 @@ func setup(mgr manager.Manager, opts Options) error {
 		}
 		return nil
 	})
+}
+
+// workerOptions are the options of a rollout controller: its workers, the
+// priority queue its handlers' priorities need (controller-runtime's
+// default, made explicit), and the logger For would have given it.
+func workerOptions(mgr manager.Manager, name string, gvk schema.GroupVersionKind, workers int) controller.Options {
+	return controller.Options{
+		MaxConcurrentReconciles: workers,
+		UsePriorityQueue:        ptr(true),
+		LogConstructor:          kindLogger(mgr, name, gvk),
+	}
 }
 
 // controllerClient returns a client of its own for one controller: it
