@@ -112,29 +112,25 @@ func (t *tracker) results() (done, failed map[string]time.Time) {
 
 // ended reports whether the named rollouts have all ended.
 func (t *tracker) ended(names ...string) (int, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	n := 0
-	for _, name := range names {
-		_, d := t.done[name]
-		_, f := t.failed[name]
-		if d || f {
-			n++
-		}
-	}
-	return n, n == len(names)
+	return t.count(names, false)
 }
 
 // begun reports whether the named rollouts have all started (or ended:
 // a rollout can end before its start was seen).
 func (t *tracker) begun(names ...string) (int, bool) {
+	return t.count(names, true)
+}
+
+// count counts the named rollouts that have ended, or, with started, that
+// have started or ended; and whether that is all of them.
+func (t *tracker) count(names []string, started bool) (int, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := 0
 	for _, name := range names {
 		_, d := t.done[name]
 		_, f := t.failed[name]
-		if t.started[name] || d || f {
+		if d || f || started && t.started[name] {
 			n++
 		}
 	}

@@ -156,7 +156,8 @@ func (p rolloutPriorities) lookUpDC(ctx context.Context, req reconcile.Request) 
 }
 
 // latestDeployment returns the DeploymentConfig's deployment of
-// latestVersion from the cache, or nil.
+// latestVersion from the cache (the cache's own object: read it only), or
+// nil.
 func (p rolloutPriorities) latestDeployment(ctx context.Context, dc *dcv1.DeploymentConfig) *corev1.ReplicationController {
 	v := dc.Status.LatestVersion
 	if v == 0 {
@@ -164,7 +165,7 @@ func (p rolloutPriorities) latestDeployment(ctx context.Context, dc *dcv1.Deploy
 	}
 	rc := &corev1.ReplicationController{}
 	key := types.NamespacedName{Namespace: dc.Namespace, Name: deployment.Name(dc.Name, v)}
-	if err := p.reader.Get(ctx, key, rc); err != nil {
+	if err := p.reader.Get(ctx, key, rc, client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}
 	if deployment.Version(rc) != v || rc.Labels[dcv1.DeploymentConfigLabel] != dc.Name {
@@ -176,12 +177,13 @@ func (p rolloutPriorities) latestDeployment(ctx context.Context, dc *dcv1.Deploy
 // deployment says whether the deployment (RC) of req starts a rollout
 // (see rcStartsRollout).
 func (p rolloutPriorities) deployment(ctx context.Context, req reconcile.Request) bool {
+	// Read-only: every event asks, and a deep copy of each would be garbage.
 	rc := &corev1.ReplicationController{}
-	if err := p.reader.Get(ctx, req.NamespacedName, rc); err != nil {
+	if err := p.reader.Get(ctx, req.NamespacedName, rc, client.UnsafeDisableDeepCopy); err != nil {
 		return false
 	}
 	key := types.NamespacedName{Namespace: rc.Namespace, Name: deployment.DeployerPodName(rc.Name)}
-	err := p.reader.Get(ctx, key, &corev1.Pod{})
+	err := p.reader.Get(ctx, key, &corev1.Pod{}, client.UnsafeDisableDeepCopy)
 	return rcStartsRollout(rc, err == nil)
 }
 
