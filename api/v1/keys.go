@@ -41,7 +41,9 @@ const (
 	DeployerPodAnnotation = KeyPrefix + "deployer-pod.name"
 	// DesiredReplicasAnnotation holds the replica count the deployer scales to.
 	DesiredReplicasAnnotation = KeyPrefix + "deployment.desired-replicas"
-	// DeploymentReplicasAnnotation holds the last replica count the deployer set.
+	// DeploymentReplicasAnnotation holds the replica count the deployer (or
+	// the controller's fall-back) left the deployment at; a rolling update's
+	// intermediate steps are not recorded.
 	DeploymentReplicasAnnotation = KeyPrefix + "deployment.replicas"
 	// EncodedDeploymentConfigAnnotation holds the whole DeploymentConfig, as
 	// JSON, at the deployment's creation.

@@ -71,6 +71,17 @@ func (s *Scaler) Scale(ctx context.Context, name string, n int32, timeout time.D
 	return s.WaitReplicas(ctx, name, n, timeout)
 }
 
+// Step is Scale for a count the deployer passes through on the way to
+// another, such as a rolling update's intermediate steps: it does not
+// record n, because nothing reads a count the deployer is about to leave
+// and the record would be one more write per step.
+func (s *Scaler) Step(ctx context.Context, name string, n int32, timeout time.Duration) (*corev1.ReplicationController, error) {
+	if err := s.setScale(ctx, name, n); err != nil {
+		return nil, err
+	}
+	return s.WaitReplicas(ctx, name, n, timeout)
+}
+
 // setScale writes n into the RC's scale subresource, the interface through
 // which anything scales a workload (and which RBAC and admission can tell
 // apart from other RC writes). The update carries no resourceVersion, so it

@@ -79,7 +79,7 @@ func (r *Rollout) scaleUpNew(ctx context.Context, plan recreatePlan, hadFrom boo
 	var err error
 	if hadFrom && desired > 0 && deployment.Replicas(to) == 0 {
 		r.printf("--> Scaling %s to 1", to.Name)
-		if to, err = r.scaleTo(ctx, to, 1, plan.timeout); err != nil {
+		if to, err = r.stepTo(ctx, to, 1, desired, plan.timeout); err != nil {
 			return Completed, to, err
 		}
 		if to, err = r.accept(ctx, to, plan.timeout); err != nil {

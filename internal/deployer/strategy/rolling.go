@@ -153,7 +153,7 @@ func (r *Rollout) stepUp(ctx context.Context, plan rollingPlan, p *pair) (bool, 
 		return false, Completed, nil
 	}
 	r.printf("    Scaling %s up to %d", p.to.Name, next)
-	scaled, err := r.scaleTo(ctx, p.to, next, plan.timeout)
+	scaled, err := r.stepTo(ctx, p.to, next, plan.desired, plan.timeout)
 	if err != nil {
 		return false, Completed, err
 	}
@@ -180,7 +180,7 @@ func (r *Rollout) stepDown(ctx context.Context, plan rollingPlan, p *pair) (bool
 		return false, nil
 	}
 	r.printf("    Scaling %s down to %d", p.from.Name, next)
-	scaled, err := r.scaleTo(ctx, p.from, next, plan.timeout)
+	scaled, err := r.stepTo(ctx, p.from, next, 0, plan.timeout)
 	if err != nil {
 		return false, err
 	}

@@ -78,6 +78,15 @@ func (r *Rollout) scaleTo(ctx context.Context, rc *corev1.ReplicationController,
 	return r.scaler.Scale(ctx, rc.Name, n, timeout)
 }
 
+// stepTo scales rc to n on its way to final and waits for its pods; the
+// count is recorded on rc only once it reaches final.
+func (r *Rollout) stepTo(ctx context.Context, rc *corev1.ReplicationController, n, final int32, timeout time.Duration) (*corev1.ReplicationController, error) {
+	if n == final {
+		return r.scaler.Scale(ctx, rc.Name, n, timeout)
+	}
+	return r.scaler.Step(ctx, rc.Name, n, timeout)
+}
+
 // accept waits until every pod of rc is available, counting minReadySeconds.
 func (r *Rollout) accept(ctx context.Context, rc *corev1.ReplicationController, timeout time.Duration) (*corev1.ReplicationController, error) {
 	return r.scaler.WaitAvailable(ctx, rc.Name, timeout)

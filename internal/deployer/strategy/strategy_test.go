@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
@@ -286,23 +287,52 @@ func checkResult(t *testing.T, err error, wantErr string, outcome Outcome, wantS
 	}
 }
 
-func TestRecreateRecordsReplicas(t *testing.T) {
-	e := setup(t, fc.Options{}, 2, "")
-	if _, err := e.rollout.Recreate(t.Context(), nil, e.from, e.to, 3); err != nil {
-		t.Fatal(err)
+// TestRecordsFinalReplicas checks that a rollout records each RC's replica
+// count once, where the deployer leaves it, however many steps it takes.
+func TestRecordsFinalReplicas(t *testing.T) {
+	tests := []struct {
+		name    string
+		rollout func(e *env) error
+	}{
+		{"rolling, one pod at a time", func(e *env) error {
+			_, err := e.rollout.Rolling(t.Context(), rolling("1", "0", 5), e.from, e.to, 3)
+			return err
+		}},
+		{"recreate, one pod first", func(e *env) error {
+			_, err := e.rollout.Recreate(t.Context(), nil, e.from, e.to, 3)
+			return err
+		}},
 	}
-	for name, want := range map[string]string{"web-1": "0", "web-2": "3"} {
-		rc, err := e.cluster.Client.CoreV1().ReplicationControllers(ns).Get(t.Context(), name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := rc.Annotations[dcv1.DeploymentReplicasAnnotation]; got != want {
-			t.Errorf("%s: %s = %q, want %q", name, dcv1.DeploymentReplicasAnnotation, got, want)
-		}
-	}
-	pods, err := e.cluster.Client.CoreV1().Pods(ns).List(t.Context(), metav1.ListOptions{LabelSelector: "deployment=web-1"})
-	if err != nil || len(pods.Items) != 0 {
-		t.Errorf("old pods left: %v, %v", pods, err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := setup(t, fc.Options{}, 3, "")
+			before := len(e.cluster.Client.Actions())
+			if err := tt.rollout(e); err != nil {
+				t.Fatal(err)
+			}
+			records := map[string]int{}
+			for _, a := range e.cluster.Client.Actions()[before:] {
+				if p, ok := a.(k8stesting.PatchAction); ok && strings.Contains(string(p.GetPatch()), dcv1.DeploymentReplicasAnnotation) {
+					records[p.GetName()]++
+				}
+			}
+			if records["web-1"] != 1 || records["web-2"] != 1 || len(records) != 2 {
+				t.Errorf("replica count records per RC %v, want one for each of web-1 and web-2", records)
+			}
+			for name, want := range map[string]string{"web-1": "0", "web-2": "3"} {
+				rc, err := e.cluster.Client.CoreV1().ReplicationControllers(ns).Get(t.Context(), name, metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := rc.Annotations[dcv1.DeploymentReplicasAnnotation]; got != want {
+					t.Errorf("%s: %s = %q, want %q", name, dcv1.DeploymentReplicasAnnotation, got, want)
+				}
+			}
+			pods, err := e.cluster.Client.CoreV1().Pods(ns).List(t.Context(), metav1.ListOptions{LabelSelector: "deployment=web-1"})
+			if err != nil || len(pods.Items) != 0 {
+				t.Errorf("old pods left: %v, %v", pods, err)
+			}
+		})
 	}
 }
 
