@@ -16,6 +16,13 @@ const (
 	// DeployerPodTypeLabel tells hook pods (hook-pre, hook-mid, hook-post)
 	// from the deployer pod.
 	DeployerPodTypeLabel = KeyPrefix + "deployer-pod.type"
+	// DeploymentSettledLabel ("true") marks a deployment the controller has
+	// set aside: finished, scaled to zero and older than the deployment that
+	// is active. dc-controller does not cache such RCs, so that its memory
+	// grows with the number of DeploymentConfigs rather than with their
+	// history; it reads them from the API server when it prunes history,
+	// and takes the label off one that is needed again.
+	DeploymentSettledLabel = KeyPrefix + "deployment.settled"
 
 	// DeploymentConfigSelectorLabel and DeploymentSelectorLabel are the plain
 	// keys OpenShift puts on pods; Services select on them, so they are kept

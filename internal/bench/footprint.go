@@ -32,7 +32,8 @@ type footprintRecord struct {
 // footprint measures dc-controller's memory and CPU with each of the
 // footprint sizes. The DCs are made directly, as they would be after
 // Revisions rollouts each (the DC with its status, an RC per revision that
-// carries the encoded DC and is Complete, a deployer pod per RC), since
+// carries the encoded DC and is Complete, all but the last labelled
+// settled, a deployer pod per RC), since
 // rolling out 50,000 revisions would take hours; then a fresh dc-controller
 // process starts, syncs all of them and settles, and is measured.
 //
@@ -115,6 +116,11 @@ func (r *runner) populateRevision(ctx context.Context, dc *dcv1.DeploymentConfig
 		return err
 	}
 	rc.Annotations[dcv1.DeploymentPhaseAnnotation] = string(dcv1.DeploymentPhaseComplete)
+	if v < int64(r.o.FootprintRevisions) {
+		// dc-controller labels each older deployment so once the next one
+		// is Complete and it is scaled down.
+		rc.Labels[dcv1.DeploymentSettledLabel] = "true"
+	}
 	rcs := r.e.kube.CoreV1().ReplicationControllers(dc.Namespace)
 	if rc, err = rcs.Create(ctx, rc, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("creating replicationcontroller %s/%s: %w", dc.Namespace, deployment.Name(dc.Name, v), err)

@@ -73,7 +73,7 @@ func (r *DeploymentConfigReconciler) Reconcile(ctx context.Context, req reconcil
 		return reconcile.Result{}, err
 	}
 	if dc.Spec.Paused {
-		r.pruneHistory(ctx, dc, rcs)
+		r.tidyHistory(ctx, dc, original, rcs)
 		return r.writeStatus(ctx, dc, original, rcs, nil)
 	}
 
@@ -112,10 +112,14 @@ func (r *DeploymentConfigReconciler) Reconcile(ctx context.Context, req reconcil
 		return result, err
 	}
 	if deployment.IsTerminal(deployment.Phase(latest)) {
+		if restored, err := r.restoreActive(ctx, dc, rcs); err != nil || restored {
+			// The restored deployment's return to the cache syncs again.
+			return reconcile.Result{}, err
+		}
 		if err := r.scaleDeployments(ctx, dc, rcs); err != nil {
 			return reconcile.Result{}, err
 		}
-		r.pruneHistory(ctx, dc, rcs)
+		r.tidyHistory(ctx, dc, original, rcs)
 	}
 	return r.writeStatus(ctx, dc, original, rcs, nil)
 }
@@ -414,18 +418,6 @@ func (r *DeploymentConfigReconciler) scaleDeployments(ctx context.Context, dc *d
 			"Scaled replication controller %q from %d to %d", rc.Name, have, want)
 	}
 	return nil
-}
-
-// pruneHistory deletes the oldest finished, scaled-down deployments beyond
-// revisionHistoryLimit, never the latest or the active one.
-func (r *DeploymentConfigReconciler) pruneHistory(ctx context.Context, dc *dcv1.DeploymentConfig, rcs []*corev1.ReplicationController) {
-	for _, rc := range prunable(dc, rcs) {
-		err := r.Client.Delete(ctx, rc, client.PropagationPolicy(metav1.DeletePropagationBackground))
-		if err != nil && !apierrors.IsNotFound(err) {
-			r.Recorder.Eventf(dc, rc, corev1.EventTypeWarning, EventDeploymentCleanupFailed, "Delete",
-				"Couldn't clean up deployment %q: %v", rc.Name, err)
-		}
-	}
 }
 
 // prunable returns the deployments history cleanup deletes, oldest first.

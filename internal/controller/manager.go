@@ -27,12 +27,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/imagetrigger"
@@ -117,28 +119,45 @@ func NewManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 // DeploymentConfig label and pods carrying the deployer-pod label, so the
 // controller's memory follows the number of DeploymentConfigs, not the
 // size of the cluster; and of those only what the controllers read (see
-// transformRC and transformPod). Of deployer and hook pods it keeps those
+// transformRC and transformPod). Of RCs it leaves out those labelled
+// settled (see settled.go): nine in ten of a long-lived DeploymentConfig's.
+// Of deployer and hook pods it keeps those
 // that have not finished: every deployment keeps its finished deployer pod
 // for its log, ten or more per DeploymentConfig, and the deployer controller
 // asks the API server about the few it needs once they have finished.
 func cacheOptions(namespaces []string) cache.Options {
-	has := func(key string) labels.Selector {
-		req, err := labels.NewRequirement(key, selection.Exists, nil)
-		if err != nil {
-			// The keys are constants; a bad one is a programming error.
-			panic(err)
-		}
-		return labels.NewSelector().Add(*req)
-	}
-	opts := cache.Options{
+	return withNamespaces(cache.Options{
 		// Nothing reads managedFields, a third of a typical object.
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
-			&dcv1.DeploymentConfig{}:        {Transform: transformDC},
-			&corev1.ReplicationController{}: {Label: has(dcv1.DeploymentConfigLabel), Transform: transformRC},
-			&corev1.Pod{}:                   {Label: has(dcv1.DeployerPodForDeploymentLabel), Field: unfinished(), Transform: transformPod},
+			&dcv1.DeploymentConfig{}: {Transform: transformDC},
+			&corev1.ReplicationController{}: {
+				Label:     labels.NewSelector().Add(has(dcv1.DeploymentConfigLabel), lacks(dcv1.DeploymentSettledLabel)),
+				Transform: transformRC,
+			},
+			&corev1.Pod{}: {Label: labels.NewSelector().Add(has(dcv1.DeployerPodForDeploymentLabel)), Field: unfinished(), Transform: transformPod},
 		},
-	}
+	}, namespaces)
+}
+
+// settledCacheOptions are those of the cache that feeds settledScaleReconciler:
+// settled RCs whose status counts pods, which only a hand edit makes.
+func settledCacheOptions(namespaces []string, scheme *runtime.Scheme) cache.Options {
+	return withNamespaces(cache.Options{
+		Scheme:           scheme,
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.ReplicationController{}: {
+				Label:     labels.NewSelector().Add(has(dcv1.DeploymentSettledLabel)),
+				Field:     fields.OneTermNotEqualSelector("status.replicas", "0"),
+				Transform: transformRC,
+			},
+		},
+	}, namespaces)
+}
+
+// withNamespaces limits a cache to namespaces, unless there are none.
+func withNamespaces(opts cache.Options, namespaces []string) cache.Options {
 	if len(namespaces) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range namespaces {
@@ -146,6 +165,19 @@ func cacheOptions(namespaces []string) cache.Options {
 		}
 	}
 	return opts
+}
+
+// has and lacks are the label requirements that a key is there, or not.
+func has(key string) labels.Requirement   { return requirement(key, selection.Exists) }
+func lacks(key string) labels.Requirement { return requirement(key, selection.DoesNotExist) }
+
+func requirement(key string, op selection.Operator) labels.Requirement {
+	req, err := labels.NewRequirement(key, op, nil)
+	if err != nil {
+		// The keys are constants; a bad one is a programming error.
+		panic(err)
+	}
+	return *req
 }
 
 // unfinished selects pods that have neither succeeded nor failed. A pod
@@ -218,11 +250,19 @@ func setup(mgr manager.Manager, opts Options) error {
 		return fmt.Errorf("set up release controller: %w", err)
 	}
 
+	if err := setupSettledScale(mgr, opts); err != nil {
+		return err
+	}
+
 	if err := imagetrigger.Setup(mgr, imagetrigger.Options{PollInterval: opts.ImagePollInterval, Workers: opts.Workers}); err != nil {
 		return err
 	}
 
-	if err := metrics.Registry.Register(&metricsCollector{cache: mgr.GetCache(), clock: opts.Clock}); err != nil {
+	collector, err := newMetricsCollector(ctx, mgr.GetCache(), opts.Clock)
+	if err != nil {
+		return err
+	}
+	if err := metrics.Registry.Register(collector); err != nil {
 		return fmt.Errorf("register metrics: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
@@ -234,6 +274,29 @@ func setup(mgr manager.Manager, opts Options) error {
 		}
 		return nil
 	})
+}
+
+// setupSettledScale runs settledScaleReconciler on its own small cache of
+// settled RCs that have pods: the manager's cache leaves settled RCs out.
+func setupSettledScale(mgr manager.Manager, opts Options) error {
+	cacheOpts := settledCacheOptions(opts.Namespaces, mgr.GetScheme())
+	cacheOpts.HTTPClient, cacheOpts.Mapper = mgr.GetHTTPClient(), mgr.GetRESTMapper()
+	settledCache, err := cache.New(mgr.GetConfig(), cacheOpts)
+	if err != nil {
+		return fmt.Errorf("create the cache of settled replicationcontrollers: %w", err)
+	}
+	if err := mgr.Add(settledCache); err != nil {
+		return fmt.Errorf("add the cache of settled replicationcontrollers: %w", err)
+	}
+	err = ctrl.NewControllerManagedBy(mgr).
+		Named("settled").
+		WatchesRawSource(source.Kind(settledCache, &corev1.ReplicationController{},
+			&handler.TypedEnqueueRequestForObject[*corev1.ReplicationController]{})).
+		Complete(&settledScaleReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()})
+	if err != nil {
+		return fmt.Errorf("set up settled controller: %w", err)
+	}
+	return nil
 }
 
 // workerOptions are the options of a rollout controller: its workers, the

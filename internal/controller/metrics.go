@@ -18,8 +18,6 @@ import (
 )
 
 var (
-	completeRolloutsDesc = prometheus.NewDesc("deployconfig_complete_rollouts_total",
-		"Finished rollouts by outcome (available, failed, cancelled).", []string{"phase"}, nil)
 	activeRolloutsDesc = prometheus.NewDesc("deployconfig_active_rollouts_duration_seconds",
 		"How long each rollout still in progress has been running.", []string{"namespace", "name", "phase", "latest_version"}, nil)
 	lastFailedDesc = prometheus.NewDesc("deployconfig_last_failed_rollout_time",
@@ -28,12 +26,53 @@ var (
 		"DeploymentConfigs by strategy type.", []string{"type"}, nil)
 )
 
-// metricsCollector computes the rollout metrics from the controller's cache
+// metricsCollector computes the rollout gauges from the controller's cache
 // at scrape time, so they are always consistent with the cluster and need
-// no bookkeeping in the reconcilers.
+// no bookkeeping in the reconcilers. Finished rollouts are counted as the
+// cache sees deployments finish: the cache leaves settled deployments out,
+// so it cannot count them at scrape time.
 type metricsCollector struct {
-	cache ctrlcache.Cache
-	clock clock.PassiveClock
+	cache    ctrlcache.Cache
+	clock    clock.PassiveClock
+	finished *prometheus.CounterVec
+}
+
+// newMetricsCollector returns a collector whose finished-rollouts counter
+// follows the RC informer's updates.
+func newMetricsCollector(ctx context.Context, c ctrlcache.Cache, clk clock.PassiveClock) (*metricsCollector, error) {
+	m := &metricsCollector{cache: c, clock: clk, finished: prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "deployconfig_complete_rollouts_total",
+		Help: "Rollouts that finished while this dc-controller ran, by outcome (available, failed, cancelled).",
+	}, []string{"phase"})}
+	for _, outcome := range []string{"available", "failed", "cancelled"} {
+		m.finished.WithLabelValues(outcome)
+	}
+	informer, err := c.GetInformer(ctx, &corev1.ReplicationController{})
+	if err != nil {
+		return nil, fmt.Errorf("get the replicationcontroller informer: %w", err)
+	}
+	_, err = informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{UpdateFunc: m.countFinished})
+	if err != nil {
+		return nil, fmt.Errorf("watch replicationcontrollers for metrics: %w", err)
+	}
+	return m, nil
+}
+
+// countFinished counts a deployment that moved to Complete or Failed.
+func (c *metricsCollector) countFinished(oldObj, newObj any) {
+	before, ok1 := oldObj.(*corev1.ReplicationController)
+	after, ok2 := newObj.(*corev1.ReplicationController)
+	if !ok1 || !ok2 || deployment.IsTerminal(deployment.Phase(before)) {
+		return
+	}
+	switch phase := deployment.Phase(after); {
+	case phase == dcv1.DeploymentPhaseComplete:
+		c.finished.WithLabelValues("available").Inc()
+	case phase == dcv1.DeploymentPhaseFailed && deployment.IsCancelled(after):
+		c.finished.WithLabelValues("cancelled").Inc()
+	case phase == dcv1.DeploymentPhaseFailed:
+		c.finished.WithLabelValues("failed").Inc()
+	}
 }
 
 // each calls fn with every cached object of obj's kind, read-only. It walks
@@ -59,9 +98,10 @@ func (c *metricsCollector) each(ctx context.Context, obj client.Object, fn func(
 
 // Describe sends the metrics' descriptions.
 func (c *metricsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{completeRolloutsDesc, activeRolloutsDesc, lastFailedDesc, strategyDesc} {
+	for _, d := range []*prometheus.Desc{activeRolloutsDesc, lastFailedDesc, strategyDesc} {
 		ch <- d
 	}
+	c.finished.Describe(ch)
 }
 
 // Collect sends the metrics' current values.
@@ -70,6 +110,7 @@ func (c *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 	defer cancel()
 	c.collectStrategies(ctx, ch)
 	c.collectRollouts(ctx, ch)
+	c.finished.Collect(ch)
 }
 
 func (c *metricsCollector) collectStrategies(ctx context.Context, ch chan<- prometheus.Metric) {
@@ -94,7 +135,6 @@ func (c *metricsCollector) collectStrategies(ctx context.Context, ch chan<- prom
 }
 
 func (c *metricsCollector) collectRollouts(ctx context.Context, ch chan<- prometheus.Metric) {
-	finished := map[string]int{"available": 0, "failed": 0, "cancelled": 0}
 	latest := map[string]*corev1.ReplicationController{}
 	err := c.each(ctx, &corev1.ReplicationController{}, func(o client.Object) {
 		rc, ok := o.(*corev1.ReplicationController)
@@ -105,14 +145,7 @@ func (c *metricsCollector) collectRollouts(ctx context.Context, ch chan<- promet
 		if old := latest[dcKey]; old == nil || deployment.Version(rc) > deployment.Version(old) {
 			latest[dcKey] = rc
 		}
-		switch phase := deployment.Phase(rc); {
-		case phase == dcv1.DeploymentPhaseComplete:
-			finished["available"]++
-		case phase == dcv1.DeploymentPhaseFailed && deployment.IsCancelled(rc):
-			finished["cancelled"]++
-		case phase == dcv1.DeploymentPhaseFailed:
-			finished["failed"]++
-		default:
+		if phase := deployment.Phase(rc); !deployment.IsTerminal(phase) {
 			ch <- prometheus.MustNewConstMetric(activeRolloutsDesc, prometheus.GaugeValue,
 				c.clock.Since(rc.CreationTimestamp.Time).Seconds(),
 				rc.Namespace, rc.Labels[dcv1.DeploymentConfigLabel], string(phase), strconv.FormatInt(deployment.Version(rc), 10))
@@ -120,9 +153,6 @@ func (c *metricsCollector) collectRollouts(ctx context.Context, ch chan<- promet
 	})
 	if err != nil {
 		return
-	}
-	for phase, n := range finished {
-		ch <- prometheus.MustNewConstMetric(completeRolloutsDesc, prometheus.CounterValue, float64(n), phase)
 	}
 	for _, rc := range latest {
 		if deployment.Phase(rc) == dcv1.DeploymentPhaseFailed {
