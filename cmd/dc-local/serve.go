@@ -126,7 +126,7 @@ func runServe(ctx context.Context, g *globalFlags, f *serveFlags) error {
 		Kubeconfig:                 kubeconfig,
 		StateDir:                   stateDir,
 		BinDir:                     o.BinDir,
-		Deploy:                     deployInProcess,
+		Deploy:                     podruntime.DeployInProcess,
 		DeployerImages:             []string{f.deployerImage, releasedDeployerImage},
 		NodeSelector:               labels.SelectorFromSet(labels.Set{playground.FakeNodeLabel: playground.FakeNodeLabelValue}),
 		ImpersonateServiceAccounts: f.impersonate,

@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/deployconfig/deployconfig/internal/deployer"
 	"github.com/deployconfig/deployconfig/internal/playground"
 	"github.com/deployconfig/deployconfig/internal/podruntime"
 )
@@ -28,7 +27,7 @@ func startRuntime(ctx context.Context, e *env, logPath string) (stop func(), err
 		Kubeconfig:                 e.cluster.Kubeconfig,
 		StateDir:                   filepath.Join(e.dir, "dc-bench-runtime"),
 		BinDir:                     e.opts.BinDir,
-		Deploy:                     deployInProcess,
+		Deploy:                     podruntime.DeployInProcess,
 		DeployerImages:             []string{deployerImage},
 		NodeSelector:               labels.SelectorFromSet(labels.Set{playground.FakeNodeLabel: playground.FakeNodeLabelValue}),
 		ImpersonateServiceAccounts: true,
@@ -51,17 +50,4 @@ func startRuntime(ctx context.Context, e *env, logPath string) (stop func(), err
 		<-done
 		_ = logFile.Close()
 	}, nil
-}
-
-// deployInProcess runs dc-deploy's code for a deployer pod, as the
-// binary would with the pod's arguments and environment.
-func deployInProcess(ctx context.Context, run podruntime.DeployerRun) error {
-	opts, err := deployer.ParseArgs(run.Args, run.Getenv)
-	if err != nil {
-		return err
-	}
-	opts.Out = run.Stdout
-	opts.Config = run.Config
-	opts.Log = run.Log
-	return deployer.Run(ctx, opts)
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
+
+	"github.com/deployconfig/deployconfig/internal/deployer"
 )
 
 // Client limits of an in-process deployer: client-go's defaults, which the
@@ -117,4 +119,19 @@ func serviceAccountIdentity(namespace, name string) rest.ImpersonationConfig {
 		UserName: "system:serviceaccount:" + namespace + ":" + name,
 		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"},
 	}
+}
+
+// DeployInProcess is the DeployFunc of dc-local and dc-bench: it runs
+// dc-deploy's code for a deployer pod, reading the container's arguments
+// and environment as the binary does, with the pod's own client
+// configuration.
+func DeployInProcess(ctx context.Context, run DeployerRun) error {
+	opts, err := deployer.ParseArgs(run.Args, run.Getenv)
+	if err != nil {
+		return err
+	}
+	opts.Out = run.Stdout
+	opts.Config = run.Config
+	opts.Log = run.Log
+	return deployer.Run(ctx, opts)
 }

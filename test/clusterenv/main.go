@@ -22,6 +22,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/deployconfig/deployconfig/internal/playground"
+	"github.com/deployconfig/deployconfig/test/watchdog"
 )
 
 const (
@@ -50,8 +51,8 @@ const (
 //
 // Listing tests (go test -list, as hack/fuzz.sh does) needs no cluster.
 func Main(m *testing.M, prefix string, set func(*Env)) int {
-	if name := os.Getenv(watchdogEnv); name != "" {
-		return runWatchdog(name)
+	if code, ok := watchdog.Run(killControllers); ok {
+		return code
 	}
 	flag.Parse()
 	if f := flag.Lookup("test.list"); f != nil && f.Value.String() != "" {
@@ -67,7 +68,7 @@ func Main(m *testing.M, prefix string, set func(*Env)) int {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", prefix, err)
 		return 1
 	}
-	wd, err := startWatchdog(o)
+	wd, err := watchdog.Start(o)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", prefix, err)
 		return 1
@@ -91,7 +92,7 @@ func Main(m *testing.M, prefix string, set func(*Env)) int {
 		if os.Getenv(KeepEnv) != "" {
 			fmt.Fprintf(os.Stderr, "%s: %s is set: keeping cluster %s (KUBECONFIG=%s); remove it with: kwokctl delete cluster --name %s, and kill the dc-controller processes of %s\n",
 				prefix, KeepEnv, o.Name, env.Cluster.Kubeconfig, o.Name, env.dir)
-			wd.release()
+			wd.Release()
 			return code
 		}
 	}
@@ -102,10 +103,10 @@ func Main(m *testing.M, prefix string, set func(*Env)) int {
 	}
 	if err := env.Teardown(teardownCtx); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: removing cluster %s: %v (the watchdog retries)\n", prefix, o.Name, err)
-		wd.abandon()
+		wd.Abandon()
 		return code
 	}
-	wd.release()
+	wd.Release()
 	return code
 }
 

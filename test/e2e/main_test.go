@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/deployconfig/deployconfig/internal/playground"
+	"github.com/deployconfig/deployconfig/test/watchdog"
 )
 
 const (
@@ -63,8 +64,8 @@ type environment struct {
 func TestMain(m *testing.M) {
 	flag.Parse()
 	setDefaultParallelism()
-	if name := os.Getenv(reaperEnv); name != "" {
-		os.Exit(runReaper(name))
+	if code, ok := watchdog.Run(nil); ok {
+		os.Exit(code)
 	}
 	os.Exit(runSuite(m))
 }
@@ -86,14 +87,14 @@ func runSuite(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 		return 1
 	}
-	reaper, err := startReaper(o)
+	wd, err := watchdog.Start(o)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 		return 1
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	teardown := teardownOnce(o, reaper)
+	teardown := teardownOnce(o, wd)
 	defer teardown()
 	go teardownOnSignal(cancel, teardown)
 
@@ -182,8 +183,8 @@ func setUp(ctx context.Context, o playground.Options) (*environment, error) {
 }
 
 // teardownOnce returns a function that removes the cluster the first time
-// it is called, and tells the reaper it is done only when that worked.
-func teardownOnce(o playground.Options, r *reaper) func() {
+// it is called, and tells the watchdog it is done only when that worked.
+func teardownOnce(o playground.Options, wd *watchdog.Watchdog) func() {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
@@ -191,10 +192,10 @@ func teardownOnce(o playground.Options, r *reaper) func() {
 			defer cancel()
 			if err := playground.Delete(ctx, o); err != nil {
 				fmt.Fprintf(os.Stderr, "e2e: removing cluster %s: %v (the watchdog will retry)\n", o.Name, err)
-				r.abandon()
+				wd.Abandon()
 				return
 			}
-			r.release()
+			wd.Release()
 		})
 	}
 }
