@@ -132,6 +132,13 @@ func (r *DeploymentConfigReconciler) claimDeployments(ctx context.Context, dc *d
 	if err := r.Client.List(ctx, list, client.InNamespace(dc.Namespace), client.MatchingFields{rcByDeploymentConfig: dc.Name}); err != nil {
 		return nil, fmt.Errorf("list replicationcontrollers of %s/%s: %w", dc.Namespace, dc.Name, err)
 	}
+	return r.claim(ctx, dc, list)
+}
+
+// claim returns the RCs of list the DeploymentConfig controls, oldest first,
+// after adopting orphans that carry its label and releasing RCs it controls
+// that no longer do.
+func (r *DeploymentConfigReconciler) claim(ctx context.Context, dc *dcv1.DeploymentConfig, list *corev1.ReplicationControllerList) ([]*corev1.ReplicationController, error) {
 	var owned []*corev1.ReplicationController
 	for i := range list.Items {
 		rc := &list.Items[i]

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -103,7 +104,7 @@ func withSettled(cached, set []*corev1.ReplicationController) []*corev1.Replicat
 }
 
 // settledDeployments reads the DeploymentConfig's settled deployments from
-// the API server, adopting orphans among them as claimDeployments adopts
+// the API server, adopting orphans among them as claimDeployments does
 // cached ones (a DeploymentConfig deleted with its RCs orphaned and created
 // again).
 func (r *DeploymentConfigReconciler) settledDeployments(ctx context.Context, dc *dcv1.DeploymentConfig) ([]*corev1.ReplicationController, error) {
@@ -113,27 +114,7 @@ func (r *DeploymentConfigReconciler) settledDeployments(ctx context.Context, dc 
 	if err != nil {
 		return nil, fmt.Errorf("list the settled deployments of %s/%s: %w", dc.Namespace, dc.Name, err)
 	}
-	var owned []*corev1.ReplicationController
-	for i := range list.Items {
-		rc := &list.Items[i]
-		ref := metav1.GetControllerOf(rc)
-		if ref != nil && ref.UID == dc.UID {
-			owned = append(owned, rc)
-			continue
-		}
-		if ref != nil || dc.DeletionTimestamp != nil {
-			continue
-		}
-		adopted, err := r.adopt(ctx, dc, rc)
-		if err != nil {
-			return nil, err
-		}
-		if adopted {
-			owned = append(owned, rc)
-		}
-	}
-	deployment.SortByVersion(owned)
-	return owned, nil
+	return r.claim(ctx, dc, list)
 }
 
 // restoreActive takes the newest settled Complete deployment back into the
@@ -163,9 +144,9 @@ func (r *DeploymentConfigReconciler) restoreActive(ctx context.Context, dc *dcv1
 // setSettled labels an RC settled, or takes the label off.
 func setSettled(ctx context.Context, c client.Client, rc *corev1.ReplicationController, on bool) error {
 	patch := client.MergeFrom(rc.DeepCopy())
-	labels := map[string]string{}
-	for k, v := range rc.Labels {
-		labels[k] = v
+	labels := maps.Clone(rc.Labels)
+	if labels == nil {
+		labels = map[string]string{}
 	}
 	if on {
 		labels[dcv1.DeploymentSettledLabel] = settledValue
