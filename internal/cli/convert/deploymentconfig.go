@@ -22,6 +22,9 @@ func convertDeploymentConfig(dc map[string]any, opts Options, res *Result) (map[
 	dc["apiVersion"] = dcv1.GroupVersion.String()
 	dc["kind"] = "DeploymentConfig"
 	delete(dc, "status")
+	// First, so that what follows sees a key with no value as absent (an
+	// annotations map of empty values is empty).
+	removeNulls(dc)
 	meta := child(dc, "metadata")
 	if meta == nil {
 		return nil, fmt.Errorf("%s: metadata is required", ref)
@@ -38,7 +41,6 @@ func convertDeploymentConfig(dc map[string]any, opts Options, res *Result) (map[
 	convertTriggers(spec, namespace, opts, ref, res)
 	convertTagImages(spec, namespace, opts, ref, res)
 	warnCustomDeployer(spec, ref, res)
-	removeNulls(dc)
 	typed, err := dropUnknownFields(dc, ref, res)
 	if err != nil {
 		return nil, err
