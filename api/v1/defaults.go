@@ -22,9 +22,7 @@ const (
 // idempotent and never overrides a value the user set.
 func SetDefaults(dc *DeploymentConfig) {
 	spec := &dc.Spec
-	if spec.Triggers == nil {
-		spec.Triggers = []DeploymentTriggerPolicy{{Type: DeploymentTriggerOnConfigChange}}
-	}
+	spec.Triggers = TriggersOrDefault(spec.Triggers)
 	if spec.RevisionHistoryLimit == nil {
 		spec.RevisionHistoryLimit = ptr(DefaultRevisionHistoryLimit)
 	}
@@ -43,6 +41,15 @@ func SetDefaults(dc *DeploymentConfig) {
 			}
 		}
 	}
+}
+
+// TriggersOrDefault returns triggers, or the default when they are unset
+// (nil): one ConfigChange trigger. An empty list means no triggers.
+func TriggersOrDefault(triggers []DeploymentTriggerPolicy) []DeploymentTriggerPolicy {
+	if triggers == nil {
+		return []DeploymentTriggerPolicy{{Type: DeploymentTriggerOnConfigChange}}
+	}
+	return triggers
 }
 
 func setStrategyDefaults(s *DeploymentStrategy) {

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/cachedconfig"
 	"github.com/deployconfig/deployconfig/internal/deployment"
 )
 
@@ -66,7 +67,8 @@ func settled(rc *corev1.ReplicationController) bool {
 		rc.Status.Replicas == 0 && rc.Status.ObservedGeneration == rc.Generation
 }
 
-// transformDC is the cache's DeploymentConfig: no managedFields, and its
+// transformDC is the cache's DeploymentConfig: no managedFields, its pod
+// template encoded (see cachedconfig; readers expand their copy), and its
 // metadata's strings shared (see internMeta).
 func transformDC(obj any) (any, error) {
 	dc, ok := obj.(*dcv1.DeploymentConfig)
@@ -74,6 +76,9 @@ func transformDC(obj any) (any, error) {
 		return obj, nil
 	}
 	dc.ManagedFields = nil
+	if err := cachedconfig.Compact(dc); err != nil {
+		return nil, err
+	}
 	internMeta(&dc.ObjectMeta)
 	return dc, nil
 }
@@ -82,7 +87,7 @@ func transformDC(obj any) (any, error) {
 // object; interning it would only cost the interning table's entry.
 func uniqueValue(key string) bool {
 	switch key {
-	case cachedSummaryAnnotation, dcv1.EncodedDeploymentConfigAnnotation, dcv1.DeploymentStatusReasonAnnotation,
+	case cachedSummaryAnnotation, cachedconfig.TemplateAnnotation, dcv1.EncodedDeploymentConfigAnnotation, dcv1.DeploymentStatusReasonAnnotation,
 		dcv1.DeployerPodAnnotation, dcv1.DeployerPodCreateFailingSinceAnnotation:
 		return true
 	}

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/cachedconfig"
 	"github.com/deployconfig/deployconfig/internal/deployment"
 )
 
@@ -151,5 +152,50 @@ func TestCachedMetadataUnchanged(t *testing.T) {
 		if k != dcv1.EncodedDeploymentConfigAnnotation && slim.Annotations[k] != v {
 			t.Errorf("annotation %s = %q, want %q", k, slim.Annotations[k], v)
 		}
+	}
+}
+
+// TestCachedDCDecidesAlike: a DeploymentConfig read from the cache and
+// expanded fires the same triggers as the full one, and the deployment
+// made from it encodes no cache-only annotation.
+func TestCachedDCDecidesAlike(t *testing.T) {
+	full := testDC(func(dc *dcv1.DeploymentConfig) {
+		dc.Annotations = map[string]string{"team": "web"}
+		dc.Spec.Triggers = append(dc.Spec.Triggers, imageTrigger(true, "registry.example.com/web@sha256:2"))
+		dc.Spec.Template.Spec.Containers[0].Image = "registry.example.com/web@sha256:2"
+	})
+	obj, err := transformDC(full.DeepCopy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	slim := obj.(*dcv1.DeploymentConfig)
+	if slim.Spec.Template != nil {
+		t.Fatal("the cache keeps the DeploymentConfig's decoded pod template")
+	}
+	expanded := *slim
+	if err := cachedconfig.Expand(&expanded); err != nil {
+		t.Fatal(err)
+	}
+	for _, latest := range []*corev1.ReplicationController{
+		nil,
+		rcOf(t, full, 1, dcv1.DeploymentPhaseComplete, 4),
+		rcOf(t, testDC(nil), 1, dcv1.DeploymentPhaseComplete, 4),
+	} {
+		want := triggeredRollout(full, latest)
+		if got := triggeredRollout(&expanded, latest); !reflect.DeepEqual(got, want) {
+			t.Errorf("cached DC fires %+v, the full one %+v", got, want)
+		}
+	}
+	expanded.Status.LatestVersion = 2
+	rc, err := deployment.New(&expanded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoded, err := deployment.DecodeConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := decoded.Annotations[cachedconfig.TemplateAnnotation]; ok || decoded.Annotations["team"] != "web" {
+		t.Errorf("encoded DeploymentConfig's annotations = %v, want the user's only", decoded.Annotations)
 	}
 }

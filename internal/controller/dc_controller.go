@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/cachedconfig"
 	"github.com/deployconfig/deployconfig/internal/deployment"
 )
 
@@ -52,6 +53,9 @@ func (r *DeploymentConfigReconciler) Reconcile(ctx context.Context, req reconcil
 	dc := &dcv1.DeploymentConfig{}
 	if err := r.Client.Get(ctx, req.NamespacedName, dc); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if err := cachedconfig.Expand(dc); err != nil {
+		return reconcile.Result{}, err
 	}
 	dcv1.SetDefaults(dc)
 	original := dc.Status.DeepCopy()

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/cachedconfig"
 	"github.com/deployconfig/deployconfig/internal/deployment"
 )
 
@@ -142,16 +143,23 @@ func (p rolloutPriorities) deploymentConfigOfRC(ctx context.Context, req reconci
 	return dc != nil && dcAwaitsDeployment(dc, latest)
 }
 
-// lookUpDC returns the DeploymentConfig of req, defaulted, and its
-// deployment of latestVersion (or nil) from the cache; nil when the
-// DeploymentConfig is not there.
+// lookUpDC returns the DeploymentConfig of req, with its triggers
+// defaulted, and its deployment of latestVersion (or nil) from the cache;
+// nil when the DeploymentConfig is not there. The DeploymentConfig is a
+// shallow copy of the cache's own object: read it only. Every event of a
+// DeploymentConfig and of its RCs asks, and a deep copy for each was most
+// of dc-controller's garbage while its caches filled.
 func (p rolloutPriorities) lookUpDC(ctx context.Context, req reconcile.Request) (*dcv1.DeploymentConfig, *corev1.ReplicationController) {
 	dc := &dcv1.DeploymentConfig{}
-	if err := p.reader.Get(ctx, req.NamespacedName, dc); err != nil {
+	if err := p.reader.Get(ctx, req.NamespacedName, dc, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, nil
 	}
-	// The triggers' defaults matter; the Get returned a copy of our own.
-	dcv1.SetDefaults(dc)
+	// Of SetDefaults' defaults only the triggers' decide whether a rollout
+	// starts. Setting the copy's fields leaves the cache's object as it is.
+	if err := cachedconfig.Expand(dc); err != nil {
+		return nil, nil
+	}
+	dc.Spec.Triggers = dcv1.TriggersOrDefault(dc.Spec.Triggers)
 	return dc, p.latestDeployment(ctx, dc)
 }
 

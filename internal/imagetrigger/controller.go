@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/cachedconfig"
 	"github.com/deployconfig/deployconfig/internal/registry"
 )
 
@@ -135,6 +136,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			return reconcile.Result{}, nil
 		}
 		return reconcile.Result{}, fmt.Errorf("get deploymentconfig %s: %w", req.NamespacedName, err)
+	}
+	// The cache keeps the pod template encoded; this copy is written back.
+	if err := cachedconfig.Expand(dc); err != nil {
+		return reconcile.Result{}, err
 	}
 	triggers := dockerTriggers(dc)
 	token := dc.Annotations[dcv1.ImageTriggerRequestAnnotation]

@@ -51,8 +51,12 @@ func TestNewDeploymentConfigGetsDeploymentAndDeployerPod(t *testing.T) {
 			t.Errorf("rc annotation %s = %q, want %q", key, got, want)
 		}
 	}
-	if _, err := deployment.DecodeConfig(rc); err != nil {
+	// What the controller's cache keeps of a DC (its template encoded in
+	// an annotation) reaches neither the deployment nor the server.
+	if encoded, err := deployment.DecodeConfig(rc); err != nil {
 		t.Errorf("encoded deploymentconfig: %v", err)
+	} else if encoded.Spec.Template == nil || len(encoded.Annotations) != 0 {
+		t.Errorf("encoded deploymentconfig: template %v, annotations %v; want the template and no annotations", encoded.Spec.Template, encoded.Annotations)
 	}
 	if ref := metav1.GetControllerOf(rc); ref == nil || ref.UID != getDC(t, ns, "web").UID || ref.BlockOwnerDeletion == nil || !*ref.BlockOwnerDeletion {
 		t.Errorf("rc controller reference = %+v, want the DeploymentConfig, blocking owner deletion", ref)
@@ -84,6 +88,9 @@ func TestNewDeploymentConfigGetsDeploymentAndDeployerPod(t *testing.T) {
 	got := getDC(t, ns, "web")
 	if got.Status.LatestVersion != 1 || got.Status.Details == nil || got.Status.Details.Message != "config change" {
 		t.Errorf("status = version %d details %+v, want 1, config change", got.Status.LatestVersion, got.Status.Details)
+	}
+	if len(got.Annotations) != 0 || got.Spec.Template == nil {
+		t.Errorf("deploymentconfig after its status writes: annotations %v, template %v; want none and the template", got.Annotations, got.Spec.Template)
 	}
 	waitCondition(t, ns, "web", dcv1.DeploymentProgressing, corev1.ConditionUnknown, dcv1.ReplicationControllerUpdatedReason)
 	waitEvent(t, ns, "web", "DeploymentCreated")
