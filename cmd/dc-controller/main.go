@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"k8s.io/client-go/tools/clientcmd"
@@ -19,6 +20,9 @@ import (
 const defaultDeployerImage = "ghcr.io/deployconfig/deployconfig:latest"
 
 func main() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(controller.DefaultGCPercent)
+	}
 	if err := run(); err != nil {
 		fmt.Fprintf(os.Stderr, "dc-controller: %v\n", err)
 		os.Exit(1)

@@ -9,6 +9,7 @@ import (
 	"github.com/deployconfig/deployconfig/internal/bench/audit"
 	"github.com/deployconfig/deployconfig/internal/bench/report"
 	"github.com/deployconfig/deployconfig/internal/bench/stats"
+	"github.com/deployconfig/deployconfig/internal/controller"
 	"github.com/deployconfig/deployconfig/internal/deployment"
 )
 
@@ -243,13 +244,23 @@ func (r *runner) floors(l *ledger) []report.Floor {
 	return out
 }
 
+// controllerGOGC states the GOGC of the dc-controller processes dc-bench
+// starts: they inherit its environment.
+func controllerGOGC() string {
+	if v := os.Getenv("GOGC"); v != "" {
+		return fmt.Sprintf("GOGC=%s, from the environment", v)
+	}
+	return fmt.Sprintf("GOGC=%d, dc-controller's default", controller.DefaultGCPercent)
+}
+
 // settings are the run's settings as the report states them.
 func settings(o Options) report.Settings {
 	return report.Settings{
 		Sizes: o.Sizes, Replicas: o.Replicas, Nodes: o.Nodes,
 		Strategy:      "rolling, maxSurge 25%, maxUnavailable 25% (DC: Rolling with default updatePeriodSeconds 1, intervalSeconds 1, timeoutSeconds 600)",
 		ControllerQPS: o.ControllerQPS, ControllerBurst: o.ControllerBurst, ControllerWorkers: o.ControllerWorkers,
-		DeployerQPS: deployerQPS, DeployerBurst: deployerBurst,
+		ControllerGOGC: controllerGOGC(),
+		DeployerQPS:    deployerQPS, DeployerBurst: deployerBurst,
 		KCMQPS: kcmQPS, KCMBurst: kcmBurst, KCMConcurrency: kcmConcurrency,
 		BenchQPS: o.BenchQPS, LatencySamples: o.LatencySamples, Probes: o.Probes, ProbeInterval: o.ProbeInterval.Seconds(),
 		FootprintSizes: o.FootprintSizes, FootprintRevisions: o.FootprintRevisions,

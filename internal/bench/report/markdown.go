@@ -219,6 +219,7 @@ func writeSettings(b *strings.Builder, r *Report) {
 		{"strategy (both)", s.Strategy},
 		{"fake (kwok) nodes", fmt.Sprint(s.Nodes)},
 		{"dc-controller client", fmt.Sprintf("QPS %.0f, burst %d for each of its DC and deployer controllers (a client and one rate limiter each, as each kube-controller-manager controller has), %d workers per controller", s.ControllerQPS, s.ControllerBurst, s.ControllerWorkers)},
+		{"dc-controller GC", s.ControllerGOGC},
 		{"each deployer's client", fmt.Sprintf("QPS %.0f, burst %d (client-go defaults, as dc-deploy in a deployer pod)", s.DeployerQPS, s.DeployerBurst)},
 		{"kube-controller-manager", fmt.Sprintf("QPS %.0f, burst %d (its defaults); %s", s.KCMQPS, s.KCMBurst, s.KCMConcurrency)},
 		{"dc-bench's own client", fmt.Sprintf("QPS %.0f", s.BenchQPS)},

@@ -67,6 +67,7 @@ type Settings struct {
 	ControllerQPS      float64 `json:"controllerQPS"`
 	ControllerBurst    int     `json:"controllerBurst"`
 	ControllerWorkers  int     `json:"controllerWorkers"`
+	ControllerGOGC     string  `json:"controllerGOGC"`
 	DeployerQPS        float64 `json:"deployerQPS"`
 	DeployerBurst      int     `json:"deployerBurst"`
 	KCMQPS             float64 `json:"kubeControllerManagerQPS"`
