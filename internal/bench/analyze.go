@@ -258,9 +258,8 @@ func settings(o Options) report.Settings {
 	return report.Settings{
 		Sizes: o.Sizes, Replicas: o.Replicas, Nodes: o.Nodes,
 		Strategy:      "rolling, maxSurge 25%, maxUnavailable 25% (DC: Rolling with default updatePeriodSeconds 1, intervalSeconds 1, timeoutSeconds 600)",
-		ControllerQPS: o.ControllerQPS, ControllerBurst: o.ControllerBurst, ControllerWorkers: o.ControllerWorkers,
-		ControllerGOGC: controllerGOGC(),
-		DeployerQPS:    deployerQPS, DeployerBurst: deployerBurst,
+		ControllerQPS: o.ControllerQPS, ControllerBurst: o.ControllerBurst, ControllerWorkers: o.ControllerWorkers, ControllerGOGC: controllerGOGC(),
+		DeployerQPS: deployerQPS, DeployerBurst: deployerBurst,
 		KCMQPS: kcmQPS, KCMBurst: kcmBurst, KCMConcurrency: kcmConcurrency,
 		BenchQPS: o.BenchQPS, LatencySamples: o.LatencySamples, Probes: o.Probes, ProbeInterval: o.ProbeInterval.Seconds(),
 		FootprintSizes: o.FootprintSizes, FootprintRevisions: o.FootprintRevisions,

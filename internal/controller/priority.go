@@ -132,34 +132,39 @@ type rolloutPriorities struct {
 // starts a rollout (see dcStartsRollout).
 func (p rolloutPriorities) deploymentConfig(ctx context.Context, req reconcile.Request) bool {
 	dc, latest := p.lookUpDC(ctx, req)
-	return dc != nil && dcStartsRollout(dc, latest)
+	if dc == nil {
+		return false
+	}
+	// Triggers read the template, and of SetDefaults' defaults only the
+	// triggers' matter. Setting the copy's fields leaves the cache's object
+	// as it is.
+	if err := cachedconfig.Expand(dc); err != nil {
+		return false
+	}
+	dc.Spec.Triggers = dcv1.TriggersOrDefault(dc.Spec.Triggers)
+	return dcStartsRollout(dc, latest)
 }
 
 // deploymentConfigOfRC says whether a change of one of its RCs lets the
 // DeploymentConfig of req go on with a rollout: it awaits its deployment
-// of latestVersion. (RC changes make no trigger fire.)
+// of latestVersion. (RC changes make no trigger fire, so the template is
+// not read: RC events are most events.)
 func (p rolloutPriorities) deploymentConfigOfRC(ctx context.Context, req reconcile.Request) bool {
 	dc, latest := p.lookUpDC(ctx, req)
 	return dc != nil && dcAwaitsDeployment(dc, latest)
 }
 
-// lookUpDC returns the DeploymentConfig of req, with its triggers
-// defaulted, and its deployment of latestVersion (or nil) from the cache;
-// nil when the DeploymentConfig is not there. The DeploymentConfig is a
-// shallow copy of the cache's own object: read it only. Every event of a
-// DeploymentConfig and of its RCs asks, and a deep copy for each was most
-// of dc-controller's garbage while its caches filled.
+// lookUpDC returns the DeploymentConfig of req and its deployment of
+// latestVersion (or nil) from the cache; nil when the DeploymentConfig is
+// not there. The DeploymentConfig is a shallow copy of the cache's own
+// object: read it only. Every event of a DeploymentConfig and of its RCs
+// asks, and a deep copy for each was most of dc-controller's garbage while
+// its caches filled.
 func (p rolloutPriorities) lookUpDC(ctx context.Context, req reconcile.Request) (*dcv1.DeploymentConfig, *corev1.ReplicationController) {
 	dc := &dcv1.DeploymentConfig{}
 	if err := p.reader.Get(ctx, req.NamespacedName, dc, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, nil
 	}
-	// Of SetDefaults' defaults only the triggers' decide whether a rollout
-	// starts. Setting the copy's fields leaves the cache's object as it is.
-	if err := cachedconfig.Expand(dc); err != nil {
-		return nil, nil
-	}
-	dc.Spec.Triggers = dcv1.TriggersOrDefault(dc.Spec.Triggers)
 	return dc, p.latestDeployment(ctx, dc)
 }
 
