@@ -64,7 +64,7 @@ for tool in "${want[@]}"; do
     kwok) install_module kwok sigs.k8s.io/kwok/cmd/kwok "$KWOK_VERSION" ;;
     kwokctl) install_module kwokctl sigs.k8s.io/kwok/cmd/kwokctl "$KWOK_VERSION" ;;
     etcd) build_kube etcd go.etcd.io/etcd/server/v3 "$ETCD_VERSION" ;;
-    kube-apiserver | kube-controller-manager | kube-scheduler | kubectl)
+    kube-apiserver | kube-controller-manager | kube-scheduler | kubectl | kubelet)
       build_kube "$tool" "k8s.io/kubernetes/cmd/$tool" "$KUBE_VERSION" ;;
     *) echo "hack/tools.sh: unknown tool $tool" >&2; exit 2 ;;
   esac
