@@ -44,7 +44,8 @@ and 'make build'. The cluster's state lives in kwokctl's directory
 	flags.StringVar(&g.root, "root", "", "the deployconfig checkout, for config/ and bin/ (default: found from the working directory or this binary)")
 	flags.StringVar(&g.bin, "bin", "", "directory of kube-apiserver, etcd, kwok, kwokctl, ... (default: ROOT/bin)")
 	flags.BoolVarP(&g.verbose, "verbose", "v", false, "also show kwokctl's own output")
-	cmd.AddCommand(newUpCommand(g), newDownCommand(g), newKubeconfigCommand(g), newServeCommand(g))
+	cmd.AddCommand(newUpCommand(g), newDownCommand(g), newKubeconfigCommand(g), newServeCommand(g),
+		newNodeRegistryCommand(), newNodeForwardCommand())
 	return cmd
 }
 

@@ -41,6 +41,16 @@ type Cluster struct {
 	Reused bool
 
 	opts Options
+	// external is a cluster that dc-local serve does not drive (the real
+	// node: dc-controller runs there as pods).
+	external bool
+}
+
+// Attach returns a Cluster for the rollout helpers (WaitRollout,
+// DeployerLog, ChangeTemplate) of a cluster that is not a kwok playground:
+// the real node, whose dc-controller runs as pods, not in dc-local serve.
+func Attach(name, kubeconfig string, cfg *rest.Config, cs kubernetes.Interface, reused bool) *Cluster {
+	return &Cluster{Name: name, Kubeconfig: kubeconfig, Config: cfg, Clientset: cs, Reused: reused, external: true}
 }
 
 // Create starts the playground cluster described by o, or reuses the

@@ -66,7 +66,7 @@ func (c *Cluster) WaitRollout(ctx context.Context, namespace, name string, timeo
 	}
 	var last Rollout
 	err = wait.PollUntilContextTimeout(ctx, rolloutPoll, timeout, true, func(ctx context.Context) (bool, error) {
-		if _, running := serverRunning(c.opts); !running {
+		if _, running := serverRunning(c.opts); !running && !c.external {
 			log, _ := c.opts.ServerLogPath()
 			return false, fmt.Errorf("%w (its log: %s)", errNoServer, log)
 		}

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -27,19 +28,28 @@ const namespaceTimeout = time.Minute
 
 // Client drives DeploymentConfigs on a test cluster as its admin.
 type Client struct {
-	env *clusterenv.Env
+	client     client.WithWatch
+	clientset  kubernetes.Interface
+	kubeconfig string
+	binDir     string
 }
 
 // NewClient returns a Client for env's cluster.
 func NewClient(env *clusterenv.Env) *Client {
-	return &Client{env: env}
+	return NewClientFor(env.Client, env.Clientset(), env.Cluster.Kubeconfig, env.BinDir)
+}
+
+// NewClientFor returns a Client for any cluster: c and cs act as its admin,
+// kubeconfig is the admin's kubeconfig for kubectl-dc, found in binDir.
+func NewClientFor(c client.WithWatch, cs kubernetes.Interface, kubeconfig, binDir string) *Client {
+	return &Client{client: c, clientset: cs, kubeconfig: kubeconfig, binDir: binDir}
 }
 
 // CreateNamespace creates a namespace named prefix plus a random suffix,
 // with labels, and waits until pods can be created in it (its default
 // service account exists).
 func (c *Client) CreateNamespace(ctx context.Context, prefix string, labels map[string]string) (string, error) {
-	cs := c.env.Clientset()
+	cs := c.clientset
 	ns, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: prefix, Labels: labels},
 	}, metav1.CreateOptions{})
@@ -58,14 +68,14 @@ func (c *Client) CreateNamespace(ctx context.Context, prefix string, labels map[
 
 // DeleteNamespace deletes a namespace, without waiting.
 func (c *Client) DeleteNamespace(ctx context.Context, ns string) error {
-	return client.IgnoreNotFound(c.env.Clientset().CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}))
+	return client.IgnoreNotFound(c.clientset.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}))
 }
 
 // Create creates a DeploymentConfig; its ConfigChange trigger rolls it
 // out.
 func (c *Client) Create(ctx context.Context, dc *dcv1.DeploymentConfig) error {
 	return Retry(ctx, func() error {
-		err := c.env.Client.Create(ctx, dc.DeepCopy())
+		err := c.client.Create(ctx, dc.DeepCopy())
 		if apierrors.IsAlreadyExists(err) {
 			return nil
 		}
@@ -76,7 +86,7 @@ func (c *Client) Create(ctx context.Context, dc *dcv1.DeploymentConfig) error {
 // Get reads a DeploymentConfig.
 func (c *Client) Get(ctx context.Context, ns, name string) (*dcv1.DeploymentConfig, error) {
 	dc := &dcv1.DeploymentConfig{}
-	if err := c.env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, dc); err != nil {
+	if err := c.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, dc); err != nil {
 		return nil, err
 	}
 	return dc, nil
@@ -91,7 +101,7 @@ func (c *Client) Update(ctx context.Context, ns, name string, mutate func(*dcv1.
 			return err
 		}
 		mutate(dc)
-		return c.env.Client.Update(ctx, dc)
+		return c.client.Update(ctx, dc)
 	})
 }
 
@@ -128,7 +138,7 @@ func (c *Client) Scale(ctx context.Context, ns, name string, replicas int32) err
 
 // Deployments lists a DeploymentConfig's RCs, oldest first.
 func (c *Client) Deployments(ctx context.Context, ns, name string) ([]*corev1.ReplicationController, error) {
-	list, err := c.env.Clientset().CoreV1().ReplicationControllers(ns).List(ctx, metav1.ListOptions{
+	list, err := c.clientset.CoreV1().ReplicationControllers(ns).List(ctx, metav1.ListOptions{
 		LabelSelector: dcv1.DeploymentConfigLabel + "=" + name,
 	})
 	if err != nil {
@@ -149,7 +159,7 @@ func (c *Client) Latest(ctx context.Context, ns, name string) (*dcv1.DeploymentC
 	if err != nil || dc.Status.LatestVersion == 0 {
 		return dc, nil, err
 	}
-	rc, err := c.env.Clientset().CoreV1().ReplicationControllers(ns).Get(ctx, deployment.Name(name, dc.Status.LatestVersion), metav1.GetOptions{})
+	rc, err := c.clientset.CoreV1().ReplicationControllers(ns).Get(ctx, deployment.Name(name, dc.Status.LatestVersion), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return dc, nil, nil
 	}
@@ -159,8 +169,8 @@ func (c *Client) Latest(ctx context.Context, ns, name string) (*dcv1.DeploymentC
 // KubectlDC runs kubectl-dc against the cluster in namespace ns and
 // returns its output and error (an *exec.ExitError for a non-zero exit).
 func (c *Client) KubectlDC(ctx context.Context, ns string, args ...string) (stdout, stderr string, err error) {
-	args = append([]string{"--kubeconfig", c.env.Cluster.Kubeconfig, "-n", ns}, args...)
-	cmd := exec.CommandContext(ctx, filepath.Join(c.env.BinDir, "kubectl-dc"), args...)
+	args = append([]string{"--kubeconfig", c.kubeconfig, "-n", ns}, args...)
+	cmd := exec.CommandContext(ctx, filepath.Join(c.binDir, "kubectl-dc"), args...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = cmd.Run()

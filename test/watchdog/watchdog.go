@@ -1,4 +1,4 @@
-// Package watchdog removes a test suite's playground cluster when the test
+// Package watchdog removes a test suite's playground or real-node cluster when the test
 // binary ends without removing it: a panic in a test, `go test -timeout`,
 // a kill.
 //
@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/deployconfig/deployconfig/internal/playground"
+	"github.com/deployconfig/deployconfig/internal/realnode"
 )
 
 const (
@@ -29,6 +30,9 @@ const (
 	// watchdog process.
 	nameEnv = "DC_TEST_WATCHDOG_CLUSTER"
 	binEnv  = "DC_TEST_WATCHDOG_BIN"
+	// realNodeEnv carries the state directory of a real-node cluster
+	// (internal/realnode) instead of a playground cluster's name.
+	realNodeEnv = "DC_TEST_WATCHDOG_REALNODE"
 	// doneWord tells the watchdog that the cluster is gone.
 	doneWord = "done"
 	// deleteTimeout bounds the removal of the cluster.
@@ -46,6 +50,17 @@ type Watchdog struct {
 // of its own so that a Ctrl-C does not stop it, logging to a file so that
 // `go test` does not wait for its output.
 func Start(o playground.Options) (*Watchdog, error) {
+	return start(nameEnv+"="+o.Name, binEnv+"="+o.BinDir)
+}
+
+// StartRealNode starts the watchdog of the real-node cluster whose state
+// directory is dir (internal/realnode); bin holds its kubectl.
+func StartRealNode(dir, bin string) (*Watchdog, error) {
+	return start(realNodeEnv+"="+dir, binEnv+"="+bin)
+}
+
+// start starts the watchdog process with env added to this process's.
+func start(env ...string) (*Watchdog, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("starting the cluster's watchdog: %w", err)
@@ -56,7 +71,7 @@ func Start(o playground.Options) (*Watchdog, error) {
 	}
 	defer log.Close()
 	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), nameEnv+"="+o.Name, binEnv+"="+o.BinDir)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	pipe, err := cmd.StdinPipe()
@@ -89,14 +104,17 @@ func (w *Watchdog) Abandon() {
 // beforeDelete, if not nil, runs before the cluster is removed (to stop
 // processes of the suite's own that the cluster's removal does not).
 func Run(beforeDelete func(o playground.Options)) (int, bool) {
-	name := os.Getenv(nameEnv)
-	if name == "" {
+	name, realNode := os.Getenv(nameEnv), os.Getenv(realNodeEnv)
+	if name == "" && realNode == "" {
 		return 0, false
 	}
 	signal.Ignore(os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	data, _ := io.ReadAll(os.Stdin)
 	if strings.TrimSpace(string(data)) == doneWord {
 		return 0, true
+	}
+	if realNode != "" {
+		return deleteRealNode(realNode), true
 	}
 	fmt.Printf("the test binary ended without removing cluster %s; removing it\n", name)
 	o := playground.Options{Name: name, BinDir: os.Getenv(binEnv), Log: os.Stdout}
@@ -111,4 +129,17 @@ func Run(beforeDelete func(o playground.Options)) (int, bool) {
 	}
 	fmt.Printf("cluster %s removed\n", name)
 	return 0, true
+}
+
+// deleteRealNode removes the real-node cluster whose state is in dir.
+func deleteRealNode(dir string) int {
+	fmt.Printf("the test binary ended without removing the real node in %s; removing it\n", dir)
+	ctx, cancel := context.WithTimeout(context.Background(), deleteTimeout)
+	defer cancel()
+	if err := realnode.Delete(ctx, dir, os.Getenv(binEnv)); err != nil {
+		fmt.Printf("removing the real node in %s: %v\n", dir, err)
+		return 1
+	}
+	fmt.Printf("real node in %s removed\n", dir)
+	return 0
 }

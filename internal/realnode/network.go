@@ -1,0 +1,162 @@
+package realnode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// The cluster's addresses. They are private-range addresses, which is why
+// they exist only inside the cluster's network namespace: there is no
+// route out of it, so a packet to any of them never leaves the machine.
+const (
+	// BridgeName is the Linux bridge the pods' veths attach to.
+	BridgeName = "dcbr0"
+	// NodeIP is the bridge's address: the node's InternalIP, the API
+	// server's advertised address and the registry's host.
+	NodeIP = "10.88.0.1"
+	// PodCIDR is the pods' network, on the bridge.
+	PodCIDR = "10.88.0.0/16"
+	// ServiceCIDR is the Services' ClusterIP range.
+	ServiceCIDR = "10.96.0.0/16"
+	// KubernetesServiceIP is the ClusterIP of the `kubernetes` Service.
+	KubernetesServiceIP = "10.96.0.1"
+	// APIServerPort is the API server's secure port inside the namespace.
+	APIServerPort = 6443
+	// RegistryPort is the loopback registry's port inside the namespace.
+	RegistryPort = 5000
+)
+
+// RegistryHost is how pods, containerd and the controllers name the
+// cluster's registry in image references.
+var RegistryHost = fmt.Sprintf("%s:%d", NodeIP, RegistryPort)
+
+// netnsDir is where `ip netns` keeps its namespaces' bind mounts.
+const netnsDir = "/run/netns"
+
+// netnsPath is the bind mount of the network namespace called name.
+func netnsPath(name string) string { return netnsDir + "/" + name }
+
+// createNetwork makes the namespace with loopback up, the bridge with the
+// node's address, and the one iptables rule that does kube-proxy's work
+// for the `kubernetes` Service. It adds no route: the namespace has no
+// other interface, so no default route can exist.
+func createNetwork(ctx context.Context, ns string) error {
+	steps := [][]string{
+		{"ip", "netns", "add", ns},
+		{"ip", "-n", ns, "link", "set", "lo", "up"},
+		{"ip", "-n", ns, "link", "add", BridgeName, "type", "bridge"},
+		{"ip", "-n", ns, "addr", "add", NodeIP + "/16", "dev", BridgeName},
+		{"ip", "-n", ns, "link", "set", BridgeName, "up"},
+	}
+	for _, chain := range []string{"PREROUTING", "OUTPUT"} {
+		steps = append(steps, []string{"nsenter", "--net=" + netnsPath(ns), "iptables", "-t", "nat", "-A", chain,
+			"-d", KubernetesServiceIP + "/32", "-p", "tcp", "--dport", "443",
+			"-j", "DNAT", "--to-destination", fmt.Sprintf("%s:%d", NodeIP, APIServerPort)})
+	}
+	for _, step := range steps {
+		if err := run(ctx, step...); err != nil {
+			return fmt.Errorf("network namespace %s: %w", ns, err)
+		}
+	}
+	return nil
+}
+
+// deleteNetwork removes the namespace, and with it the bridge, the pods'
+// veths and the iptables rules; a namespace that is not there is no error.
+func deleteNetwork(ctx context.Context, ns string) error {
+	if _, err := os.Stat(netnsPath(ns)); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err := run(ctx, "ip", "netns", "delete", ns); err != nil {
+		return fmt.Errorf("network namespace %s: %w", ns, err)
+	}
+	return nil
+}
+
+// Routes lists the namespace's routes (`ip route show table all`), for a
+// test to check that none leads out.
+func Routes(ctx context.Context, ns string) (string, error) {
+	out, err := exec.CommandContext(ctx, "ip", "-n", ns, "route", "show", "table", "all").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("routes of %s: %v: %s", ns, err, strings.TrimSpace(string(out)))
+	}
+	return string(out), nil
+}
+
+// Dialer opens connections from inside a network namespace. The socket
+// is made on an OS thread switched into the namespace and stays there,
+// whatever thread uses it afterwards.
+type Dialer struct {
+	// Netns is the path of the namespace's bind mount.
+	Netns string
+}
+
+// DialContext is net.Dialer.DialContext from inside the namespace.
+func (d Dialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	type result struct {
+		conn net.Conn
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		conn, err := d.dialLocked(ctx, network, addr)
+		done <- result{conn, err}
+	}()
+	r := <-done
+	return r.conn, r.err
+}
+
+// dialLocked dials from a thread switched into the namespace. When the
+// thread cannot be switched back it stays locked, so that Go ends it
+// rather than run other goroutines in the wrong namespace.
+func (d Dialer) dialLocked(ctx context.Context, network, addr string) (net.Conn, error) {
+	runtime.LockOSThread()
+	home, err := os.Open("/proc/thread-self/ns/net")
+	if err != nil {
+		runtime.UnlockOSThread()
+		return nil, fmt.Errorf("dial %s in %s: %w", addr, d.Netns, err)
+	}
+	defer home.Close()
+	target, err := os.Open(d.Netns)
+	if err != nil {
+		runtime.UnlockOSThread()
+		return nil, fmt.Errorf("dial %s in %s: %w", addr, d.Netns, err)
+	}
+	defer target.Close()
+	if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
+		runtime.UnlockOSThread()
+		return nil, fmt.Errorf("dial %s in %s: enter namespace: %w", addr, d.Netns, err)
+	}
+	var dialer net.Dialer
+	conn, dialErr := dialer.DialContext(ctx, network, addr)
+	if err := unix.Setns(int(home.Fd()), unix.CLONE_NEWNET); err == nil {
+		runtime.UnlockOSThread()
+	}
+	return conn, dialErr
+}
+
+// run runs a command and returns its output in the error when it fails.
+func run(ctx context.Context, args ...string) error {
+	out, err := exec.CommandContext(ctx, args[0], args[1:]...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// execOutput runs a command and returns its standard output.
+func execOutput(ctx context.Context, name string, args ...string) (string, error) {
+	out, err := exec.CommandContext(ctx, name, args...).Output()
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
+	}
+	return string(out), nil
+}
