@@ -13,7 +13,7 @@ GO_PACKAGES := ./...
 DC_COMPAT_DIR ?= $(firstword $(wildcard $(CURDIR)/../shared/compat /work/shared/compat))
 export DC_COMPAT_DIR
 # Unit tests: everything except the suites that need a cluster.
-UNIT_PACKAGES = $(shell go list ./... | grep -Ev "/test/(integration|e2e|chaos|security)(/|$$)")
+UNIT_PACKAGES = $(shell go list ./... | grep -Ev "/test/(integration|e2e|chaos|security|node)(/|$$)")
 
 .PHONY: all
 all: build
@@ -53,7 +53,7 @@ lint: tools-codegen ## go vet, gofmt, and a check that generated code is current
 ##@ Tests
 
 .PHONY: test
-test: test-unit test-fuzz test-integration test-e2e test-chaos test-security ## Unit, fuzz, integration, end-to-end, short chaos and security tests.
+test: test-unit test-fuzz test-integration test-e2e test-chaos test-security test-node ## Unit, fuzz, integration, end-to-end (kwok and real node), short chaos and security tests.
 
 .PHONY: test-unit
 test-unit:
@@ -79,6 +79,14 @@ test-chaos: tools build ## A short round of every chaos scenario (make chaos run
 test-security: tools build ## Pod Security, RBAC and forbidden-user tests on a playground cluster.
 	DC_BIN=$(BIN) go test -count=1 -timeout 10m ./test/security/
 
+.PHONY: tools-node
+tools-node:
+	hack/tools.sh etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet
+
+.PHONY: test-node
+test-node: tools-node build ## End-to-end tests on a real node (kubelet, containerd, real containers; needs root).
+	DC_BIN=$(BIN) go test -count=1 -timeout 25m ./test/node/
+
 .PHONY: chaos
 chaos: tools build ## Every chaos scenario at full size, CHAOS_COUNT rounds each; ends with the counts.
 	hack/chaos.sh
@@ -95,13 +103,17 @@ bench: tools build ## Benchmark DCs against Deployments on a playground cluster 
 
 ##@ Playground
 
+# NODE=real runs the playground on a real node (kubelet, containerd, real
+# containers; needs root) instead of kwok's simulated nodes.
+NODE ?= kwok
+
 .PHONY: run
-run: tools build ## Start (or reuse) the local playground and roll out a sample.
-	$(BIN)/dc-local up --follow
+run: tools build $(if $(filter real,$(NODE)),tools-node) ## Start (or reuse) the local playground and roll out a sample (NODE=real: on a real node).
+	$(BIN)/dc-local up --follow --node=$(NODE)
 
 .PHONY: down
-down: ## Remove the local playground.
-	@if [ -x $(BIN)/dc-local ]; then $(BIN)/dc-local down; else go run ./cmd/dc-local down; fi
+down: ## Remove the local playground (NODE=real: the real node).
+	@if [ -x $(BIN)/dc-local ]; then $(BIN)/dc-local down --node=$(NODE); else go run ./cmd/dc-local down --node=$(NODE); fi
 
 .PHONY: help
 help:

@@ -11,14 +11,23 @@ import (
 )
 
 func newDownCommand(g *globalFlags) *cobra.Command {
-	return &cobra.Command{
+	var node string
+	cmd := &cobra.Command{
 		Use:   "down",
 		Short: "Stop dc-local serve and remove the playground cluster and all its state",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runDown(cmd.Context(), cmd.OutOrStdout(), g)
+			switch node {
+			case nodeKwok:
+				return runDown(cmd.Context(), cmd.OutOrStdout(), g)
+			case nodeReal:
+				return runDownReal(cmd.Context(), cmd.OutOrStdout(), g)
+			}
+			return fmt.Errorf("--node %q: want %s or %s", node, nodeKwok, nodeReal)
 		},
 	}
+	cmd.Flags().StringVar(&node, "node", nodeKwok, "kind of node of the cluster to remove: kwok or real")
+	return cmd
 }
 
 func runDown(ctx context.Context, out io.Writer, g *globalFlags) error {

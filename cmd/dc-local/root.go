@@ -49,6 +49,18 @@ and 'make build'. The cluster's state lives in kwokctl's directory
 	return cmd
 }
 
+// binDir is --bin, or ROOT/bin.
+func (g *globalFlags) binDir() (string, error) {
+	if g.bin != "" {
+		return filepath.Abs(g.bin)
+	}
+	root, err := g.checkout()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, "bin"), nil
+}
+
 // options turns the global flags into playground options.
 func (g *globalFlags) options(log io.Writer) (playground.Options, error) {
 	bin := g.bin

@@ -25,6 +25,7 @@ type upFlags struct {
 	namespace string
 	wait      time.Duration
 	follow    bool
+	node      string
 }
 
 func newUpCommand(g *globalFlags) *cobra.Command {
@@ -49,11 +50,19 @@ without it they keep running in the background until 'dc-local down'.`,
 	cmd.Flags().IntVar(&f.nodes, "nodes", playground.DefaultNodes, "number of fake (kwok) nodes, at least 1")
 	cmd.Flags().StringVarP(&f.namespace, "namespace", "n", "default", "namespace of the samples")
 	cmd.Flags().DurationVar(&f.wait, "wait", 3*time.Minute, "how long the samples' rollouts get to finish")
+	cmd.Flags().StringVar(&f.node, "node", nodeKwok, "kind of node: kwok (simulated, fast, no root) or real (a kubelet with containerd, real containers; needs root)")
 	cmd.Flags().BoolVar(&f.follow, "follow", false, "show the server's log until Ctrl-C, then stop dc-controller and the pod runtime (the cluster stays)")
 	return cmd
 }
 
 func runUp(ctx context.Context, out io.Writer, g *globalFlags, f *upFlags) error {
+	switch f.node {
+	case nodeKwok:
+	case nodeReal:
+		return runUpReal(ctx, out, g, f)
+	default:
+		return fmt.Errorf("--node %q: want %s or %s", f.node, nodeKwok, nodeReal)
+	}
 	if f.nodes < 1 {
 		return fmt.Errorf("--nodes %d: want at least 1", f.nodes)
 	}
