@@ -8,6 +8,9 @@ import (
 	"runtime/debug"
 	"strings"
 
+	// Mozilla's CA roots, for registries over TLS in images without a
+	// CA bundle (used only when the system has no roots).
+	_ "golang.org/x/crypto/x509roots/fallback"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
