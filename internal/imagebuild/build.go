@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	"golang.org/x/sync/errgroup"
 )
 
 // The repositories the images are published under, without registry or tag.
@@ -118,13 +119,21 @@ func Build(ctx context.Context, o Options) ([]Image, error) {
 	if err := goBuild(ctx, o.Root, bin, all); err != nil {
 		return nil, err
 	}
-	images := make([]Image, 0, len(all))
-	for _, r := range all {
-		img, err := buildImage(r, o, filepath.Join(bin, r.binary), shell, shellData)
-		if err != nil {
-			return nil, fmt.Errorf("image %s: %w", r.name, err)
-		}
-		images = append(images, Image{Name: r.name, Image: img})
+	// Compressing the layers takes most of the time: one goroutine each.
+	images := make([]Image, len(all))
+	g, _ := errgroup.WithContext(ctx)
+	for i, r := range all {
+		g.Go(func() error {
+			img, err := buildImage(r, o, filepath.Join(bin, r.binary), shell, shellData)
+			if err != nil {
+				return fmt.Errorf("image %s: %w", r.name, err)
+			}
+			images[i] = Image{Name: r.name, Image: img}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	return images, nil
 }

@@ -124,8 +124,15 @@ func checkConfig(t *testing.T, img Image, opts Options) {
 	if mt, err := img.Image.MediaType(); err != nil || mt != types.OCIManifestSchema1 {
 		t.Errorf("%s: media type %s (%v), want an OCI manifest", img.Name, mt, err)
 	}
+	files := layerFiles(t, img.Image)
+	// Nothing in the files depends on when or by whom they were built.
+	for name, hdr := range files {
+		if !hdr.ModTime.Equal(epoch) || hdr.Uid != hdr.Gid || (hdr.Uid != 0 && name != "home/nonroot") {
+			t.Errorf("%s: /%s has mtime %s, owner %d:%d; want the epoch and root", img.Name, name, hdr.ModTime, hdr.Uid, hdr.Gid)
+		}
+	}
 	// The entrypoint exists and is executable.
-	hdr := layerFiles(t, img.Image)[strings.TrimPrefix(c.Entrypoint[0], "/")]
+	hdr := files[strings.TrimPrefix(c.Entrypoint[0], "/")]
 	if hdr == nil || hdr.Typeflag != tar.TypeReg || hdr.Mode&0o111 == 0 {
 		t.Errorf("%s: entrypoint %s is not an executable file in the image", img.Name, c.Entrypoint[0])
 	}
