@@ -19,8 +19,9 @@ import (
 	"github.com/deployconfig/deployconfig/internal/imagetrigger"
 )
 
-// defaultDeployerImage is the image that ships dc-deploy.
-const defaultDeployerImage = "ghcr.io/deployconfig/deployconfig:latest"
+// defaultDeployerImage is the image that ships dc-deploy (and a shell, and
+// openshift-deploy): internal/imagebuild's deployconfig/dc-deploy.
+const defaultDeployerImage = "ghcr.io/deployconfig/dc-deploy:latest"
 
 func main() {
 	if os.Getenv("GOGC") == "" {
