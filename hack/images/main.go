@@ -12,6 +12,8 @@ import (
 	"os/signal"
 	"strings"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
 	"github.com/deployconfig/deployconfig/internal/imagebuild"
 )
 
@@ -57,9 +59,30 @@ func run() error {
 		if err != nil {
 			return fmt.Errorf("digest of %s: %w", img.Name, err)
 		}
-		fmt.Printf("  %s:%s %s\n", img.Name, tag, digest)
+		size, err := compressedSize(img.Image)
+		if err != nil {
+			return fmt.Errorf("size of %s: %w", img.Name, err)
+		}
+		fmt.Printf("  %-34s %s %5.1f MB\n", img.Name+":"+tag, digest, float64(size)/1e6)
 	}
 	return nil
+}
+
+// compressedSize is what pulling img transfers: its layers, compressed.
+func compressedSize(img v1.Image) (int64, error) {
+	layers, err := img.Layers()
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, l := range layers {
+		n, err := l.Size()
+		if err != nil {
+			return 0, err
+		}
+		total += n
+	}
+	return total, nil
 }
 
 // git answers a git query about the checkout at dir, or def outside one.
