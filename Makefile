@@ -40,8 +40,12 @@ tools-integration:
 	hack/tools.sh etcd kube-apiserver kubectl
 
 .PHONY: build
-build: ## Build dc-controller, dc-deploy, kubectl-dc and dc-local into bin/.
+build: ## Build dc-controller, dc-deploy, kubectl-dc, dc-local and the other commands into bin/.
 	go build -o $(BIN)/ ./cmd/...
+
+.PHONY: images
+images: ## Build the container images from source (no Docker) as an OCI layout in bin/images.
+	go run ./hack/images --out $(BIN)/images
 
 .PHONY: lint
 lint: tools-codegen ## go vet, gofmt, and a check that generated code is current.

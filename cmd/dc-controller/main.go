@@ -8,6 +8,9 @@ import (
 	"runtime/debug"
 	"strings"
 
+	// Mozilla's CA roots, for registries over TLS in images without a
+	// CA bundle (used only when the system has no roots).
+	_ "golang.org/x/crypto/x509roots/fallback"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -16,8 +19,9 @@ import (
 	"github.com/deployconfig/deployconfig/internal/imagetrigger"
 )
 
-// defaultDeployerImage is the image that ships dc-deploy.
-const defaultDeployerImage = "ghcr.io/deployconfig/deployconfig:latest"
+// defaultDeployerImage is the image that ships dc-deploy (and a shell, and
+// openshift-deploy): internal/imagebuild's deployconfig/dc-deploy.
+const defaultDeployerImage = "ghcr.io/deployconfig/dc-deploy:latest"
 
 func main() {
 	if os.Getenv("GOGC") == "" {

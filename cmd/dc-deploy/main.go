@@ -11,6 +11,9 @@ import (
 	"os/signal"
 	"syscall"
 
+	// Mozilla's CA roots, for registries over TLS in images without a
+	// CA bundle (used only when the system has no roots).
+	_ "golang.org/x/crypto/x509roots/fallback"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/deployconfig/deployconfig/internal/deployer"

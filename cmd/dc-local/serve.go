@@ -28,7 +28,7 @@ const (
 	localDeployerImage = "deployconfig.io/deployer:local"
 	// releasedDeployerImage is the image dc-controller uses by default; a
 	// manifest that names it runs in-process too.
-	releasedDeployerImage = "ghcr.io/deployconfig/deployconfig"
+	releasedDeployerImage = "ghcr.io/deployconfig/dc-deploy"
 	// Client limits of the controller: kube-controller-manager's, as
 	// dc-controller's defaults, so that rollouts compare fairly with
 	// Deployments.

@@ -16,8 +16,8 @@ const DeployerServiceAccount = "deployer"
 // deployerContainer is the name of the deployer pod's only container.
 const deployerContainer = "deployment"
 
-// deployerCommand runs the deployer in the image that ships dc-controller
-// and dc-deploy.
+// deployerCommand runs the deployer in the deployer image, which has it on
+// its PATH.
 var deployerCommand = []string{"dc-deploy"}
 
 // deployerPod builds the deployer pod of a deployment. dc is the

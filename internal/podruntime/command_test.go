@@ -11,7 +11,7 @@ import (
 )
 
 func TestPlanContainer(t *testing.T) {
-	deployerImages := []string{"deployconfig.io/deployer:local", "ghcr.io/deployconfig/deployconfig"}
+	deployerImages := []string{"deployconfig.io/deployer:local", "ghcr.io/deployconfig/dc-deploy"}
 	pod := func(containers ...corev1.Container) *corev1.Pod {
 		return &corev1.Pod{Spec: corev1.PodSpec{Containers: containers}}
 	}
@@ -39,7 +39,7 @@ func TestPlanContainer(t *testing.T) {
 		},
 		{
 			name:     "the deployer image's entrypoint, any tag",
-			pod:      pod(corev1.Container{Image: "ghcr.io/deployconfig/deployconfig:v1.2@sha256:abc", Args: []string{"--until=pre"}}),
+			pod:      pod(corev1.Container{Image: "ghcr.io/deployconfig/dc-deploy:v1.2@sha256:abc", Args: []string{"--until=pre"}}),
 			wantMode: modeInProcess, wantArgv: []string{"--until=pre"},
 		},
 		{
@@ -92,12 +92,12 @@ func TestPlanContainer(t *testing.T) {
 
 func TestImageRepository(t *testing.T) {
 	tests := map[string]string{
-		"app":                                "app",
-		"app:1":                              "app",
-		"registry:5000/team/app":             "registry:5000/team/app",
-		"registry:5000/team/app:1.2":         "registry:5000/team/app",
-		"registry:5000/app@sha256:0123":      "registry:5000/app",
-		"ghcr.io/deployconfig/deployconfig:": "ghcr.io/deployconfig/deployconfig",
+		"app":                             "app",
+		"app:1":                           "app",
+		"registry:5000/team/app":          "registry:5000/team/app",
+		"registry:5000/team/app:1.2":      "registry:5000/team/app",
+		"registry:5000/app@sha256:0123":   "registry:5000/app",
+		"ghcr.io/deployconfig/dc-deploy:": "ghcr.io/deployconfig/dc-deploy",
 	}
 	for in, want := range tests {
 		if got := imageRepository(in); got != want {
