@@ -75,7 +75,9 @@ type recipe struct {
 	binary      string // its binary name, in /usr/local/bin
 	description string
 	ports       []string
-	// deployer adds the shell and openshift-deploy.
+	// shell adds BusyBox's /bin/sh and applets.
+	shell bool
+	// deployer adds openshift-deploy, another name of dc-deploy.
 	deployer bool
 }
 
@@ -84,12 +86,15 @@ func recipes() []recipe {
 	return []recipe{
 		{name: ControllerImageName, pkg: "./cmd/dc-controller", binary: "dc-controller",
 			description: "deployconfig's controllers: DeploymentConfig, deployer pods and image-change triggers"},
-		{name: DeployerImageName, pkg: "./cmd/dc-deploy", binary: "dc-deploy", deployer: true,
+		{name: DeployerImageName, pkg: "./cmd/dc-deploy", binary: "dc-deploy", shell: true, deployer: true,
 			description: "deployconfig's deployer (also as openshift-deploy) with a BusyBox /bin/sh for custom strategies"},
 		{name: PauseImageName, pkg: "./hack/pause", binary: "pause",
 			description: "the pod sandbox process of deployconfig's test node"},
 		{name: SampleAppImageName, pkg: "./cmd/dc-sample-app", binary: "dc-sample-app", ports: []string{"8080/tcp"},
-			description: "a sample HTTP application whose readiness and exit the environment controls"},
+			// A shell, as most application images have: lifecycle hooks run
+			// `/bin/sh -c` in the application's image.
+			shell: true,
+			description: "a sample HTTP application whose readiness and exit the environment controls, with a BusyBox /bin/sh for hooks"},
 	}
 }
 
@@ -163,9 +168,12 @@ func buildImage(r recipe, o Options, binPath string, shell Shell, shellData []by
 	entrypoint := "/usr/local/bin/" + r.binary
 	entries := append(baseEntries(), fileEntry(trimSlash(entrypoint), 0o755, program))
 	labels := labelsFor(r, o)
-	if r.deployer {
-		entries = append(entries, deployerEntries(shellData)...)
+	if r.shell {
+		entries = append(entries, shellEntries(shellData)...)
 		labels[LabelShell] = shell.Version
+	}
+	if r.deployer {
+		entries = append(entries, symlinkEntry("usr/local/bin/openshift-deploy", "dc-deploy"))
 	}
 	layer, err := buildLayer(entries)
 	if err != nil {
@@ -228,13 +236,12 @@ func labelsFor(r recipe, o Options) map[string]string {
 	}
 }
 
-// deployerEntries are the deployer image's extra files: BusyBox with its
-// applets in /bin (/bin/sh among them), and openshift-deploy, the name
-// OpenShift's custom strategies call the deployer by.
-func deployerEntries(busybox []byte) []entry {
+// shellEntries are BusyBox with its applets in /bin (/bin/sh among them);
+// the deployer image also gets openshift-deploy, the name OpenShift's
+// custom strategies call the deployer by.
+func shellEntries(busybox []byte) []entry {
 	entries := []entry{
 		fileEntry("bin/busybox", 0o755, busybox),
-		symlinkEntry("usr/local/bin/openshift-deploy", "dc-deploy"),
 		// Scripts starting with #!/usr/bin/env sh.
 		symlinkEntry("usr/bin/env", "../../bin/busybox"),
 	}

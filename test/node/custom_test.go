@@ -21,7 +21,7 @@ func TestCustomStrategyWithAnImage(t *testing.T) {
 	dc.Spec.Strategy = dcv1.DeploymentStrategy{
 		Type: dcv1.DeploymentStrategyTypeCustom,
 		CustomParams: &dcv1.CustomDeploymentStrategyParams{
-			Image:   suite.images[imagebuild.DeployerImage],
+			Image:   suite.images[imagebuild.DeployerImageName],
 			Command: []string{"/bin/sh", "-c", `dc-deploy --until=50% && echo "custom: half of $DC_DEPLOYMENT_NAME is up" && dc-deploy`},
 		},
 	}

@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/utils/ptr"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/deployment"
@@ -73,7 +72,7 @@ func namespace(t *testing.T) string {
 func appDC(ns, name string, o rollout.Options, env ...corev1.EnvVar) *dcv1.DeploymentConfig {
 	dc := rollout.NewDC(ns, name, o)
 	c := &dc.Spec.Template.Spec.Containers[0]
-	c.Image = suite.images[imagebuild.SampleAppImage]
+	c.Image = suite.images[imagebuild.SampleAppImageName]
 	c.Env = append([]corev1.EnvVar{{Name: versionEnv, Value: "1"}}, env...)
 	c.Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: appPort}}
 	c.ReadinessProbe = &corev1.Probe{

@@ -133,8 +133,8 @@ func setUp(ctx context.Context, dir, bin string) (*environment, error) {
 	}
 	err = cluster.InstallController(ctx, bin, realnode.Controller{
 		Root:          root,
-		Image:         refs[imagebuild.ControllerImage],
-		DeployerImage: refs[imagebuild.DeployerImage],
+		Image:         refs[imagebuild.ControllerImageName],
+		DeployerImage: refs[imagebuild.DeployerImageName],
 		Args:          controllerArgs(),
 	})
 	if err != nil {

@@ -62,7 +62,7 @@ func TestImageTriggerAndTagImagesAgainstTheRegistry(t *testing.T) {
 // ref, and returns its digest.
 func pushApp(t *testing.T, ref, version string) v1.Hash {
 	t.Helper()
-	img := suite.builtImages[imagebuild.SampleAppImage]
+	img := suite.builtImages[imagebuild.SampleAppImageName]
 	cfg, err := img.ConfigFile()
 	if err != nil {
 		t.Fatal(err)
