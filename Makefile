@@ -101,9 +101,16 @@ chaos: tools build ## Every chaos scenario at full size, CHAOS_COUNT rounds each
 # BENCH_FLAGS="--sizes 1000 --scenarios latency,throughput" (dc-bench -h).
 BENCH_FLAGS ?=
 
+# The default scenarios end with the real-node one (needs root and the
+# kubelet: tools-node); BENCH_FLAGS="--scenarios reference,latency,throughput,footprint"
+# leaves it out.
 .PHONY: bench
-bench: tools build ## Benchmark DCs against Deployments on a playground cluster (not part of test; see bench/README.md).
+bench: tools tools-node build ## Benchmark DCs against Deployments on a playground cluster, then on a real node (not part of test; see bench/README.md).
 	$(BIN)/dc-bench --root $(CURDIR) --bin $(BIN) --out $(CURDIR)/bench/results $(BENCH_FLAGS)
+
+.PHONY: bench-node
+bench-node: tools-node build ## Only the real-node benchmark: 20 rollouts each of a DC and a Deployment on real containers (root).
+	$(BIN)/dc-bench --root $(CURDIR) --bin $(BIN) --out $(CURDIR)/bench/results --scenarios node $(BENCH_FLAGS)
 
 ##@ Playground
 

@@ -1,10 +1,13 @@
 // Command dc-bench benchmarks deployconfig against the Kubernetes
-// Deployment controller on a playground cluster (issue 7) and writes the
-// report to bench/results; bench/README.md explains how to read it.
+// Deployment controller on a playground cluster (issue 7) and, with the
+// node scenario, on a real node (issue 15, internal/bench/nodebench), and
+// writes the reports to bench/results; bench/README.md explains how to
+// read them.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -18,7 +21,19 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/deployconfig/deployconfig/internal/bench"
+	"github.com/deployconfig/deployconfig/internal/bench/nodebench"
 )
+
+// scenarioNode is the real-node scenario, which nodebench runs on a
+// cluster of its own after the kwok scenarios.
+const scenarioNode = "node"
+
+// config is what the command line asks for: the kwok scenarios' options
+// and, when the node scenario is asked for, its options.
+type config struct {
+	kwok bench.Options
+	node *nodebench.Options
+}
 
 func main() {
 	if err := run(); err != nil {
@@ -28,10 +43,11 @@ func main() {
 }
 
 func run() error {
-	o, err := parseFlags(os.Args[1:])
+	cfg, err := parseFlags(os.Args[1:])
 	if err != nil {
 		return err
 	}
+	o := cfg.kwok
 	if o.ProfileDir == "" {
 		// dc-bench's own controller-runtime client logs nothing worth
 		// showing; with --profile the in-process controller sets its logger.
@@ -39,16 +55,28 @@ func run() error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	_, out, err := bench.Run(ctx, o)
-	if out.Markdown != "" {
-		fmt.Printf("Report: %s\nData:   %s\nChart:  %s\n", out.Markdown, out.JSON, out.Chart)
+	var kwokErr error
+	if len(o.Scenarios) > 0 {
+		var out bench.Outputs
+		_, out, kwokErr = bench.Run(ctx, o)
+		if out.Markdown != "" {
+			fmt.Printf("Report: %s\nData:   %s\nChart:  %s\n", out.Markdown, out.JSON, out.Chart)
+		}
 	}
-	return err
+	if cfg.node == nil || ctx.Err() != nil {
+		return kwokErr
+	}
+	out, err := nodebench.Run(ctx, *cfg.node)
+	if out.Markdown != "" {
+		fmt.Printf("Node report: %s\nNode data:   %s\n", out.Markdown, out.JSON)
+	}
+	return errors.Join(kwokErr, err)
 }
 
 // parseFlags turns the command line into benchmark options.
-func parseFlags(args []string) (bench.Options, error) {
+func parseFlags(args []string) (config, error) {
 	o := bench.DefaultOptions()
+	nodeOpts := nodebench.DefaultOptions()
 	fs := flag.NewFlagSet("dc-bench", flag.ContinueOnError)
 	quick := fs.Bool("quick", false, "smoke run: N=20, small footprint sizes; finishes in a few minutes")
 	root := fs.String("root", ".", "the deployconfig checkout (config/crd/bases)")
@@ -57,7 +85,8 @@ func parseFlags(args []string) (bench.Options, error) {
 	fs.StringVar(&o.Name, "name", o.Name, "name of the benchmark's kwok cluster (replaced if it exists)")
 	fs.StringVar(&o.Workdir, "workdir", "", "kwokctl's working directory (default: $KWOK_WORKDIR or ~/.kwok)")
 	fs.BoolVar(&o.Keep, "keep", false, "leave the cluster running afterwards")
-	scenarios := fs.String("scenarios", strings.Join(bench.AllScenarios(), ","), "scenarios to run, comma-separated")
+	scenarios := fs.String("scenarios", strings.Join(append(bench.AllScenarios(), scenarioNode), ","), "scenarios to run, comma-separated ("+scenarioNode+": on a real node, as root)")
+	fs.IntVar(&nodeOpts.Rollouts, "node-rollouts", nodeOpts.Rollouts, "measured rollouts of each system in the node scenario")
 	systems := fs.String("systems", "", "limit the rollout scenarios to DeploymentConfig or Deployment (default both)")
 	fs.StringVar(&o.Label, "label", "", "add this to the output files' names (<date>-<label>.*)")
 	sizes := fs.String("sizes", joinInts(o.Sizes), "N of the throughput scenario, comma-separated")
@@ -82,10 +111,11 @@ func parseFlags(args []string) (bench.Options, error) {
 	fs.StringVar(&o.ProfileDir, "profile", "", "write profiles to this directory: dc-controller runs inside dc-bench for the rollout scenarios (CPU and heap profiles), and the footprint scenario saves each size's heap profile")
 	fs.DurationVar(&o.Settle, "settle", o.Settle, "how long each phase is watched after its last rollout")
 	if err := fs.Parse(args); err != nil {
-		return o, err
+		return config{}, err
 	}
 	if *quick {
 		o = bench.QuickOptions(o)
+		nodeOpts.Rollouts = 5
 	}
 	// Explicit size flags (and --probes) win over --quick's.
 	var err error
@@ -97,12 +127,15 @@ func parseFlags(args []string) (bench.Options, error) {
 			o.FootprintSizes, err = parseInts(*footprint)
 		case "probes":
 			o.Probes = *probes
+		case "node-rollouts":
+			nodeOpts.Rollouts, err = strconv.Atoi(fs.Lookup("node-rollouts").Value.String())
 		}
 	})
 	if err != nil {
-		return o, err
+		return config{}, err
 	}
-	o.Scenarios = strings.Split(*scenarios, ",")
+	var runNode bool
+	o.Scenarios, runNode = splitScenarios(*scenarios)
 	if *systems != "" {
 		o.Systems = strings.Split(*systems, ",")
 	}
@@ -114,7 +147,31 @@ func parseFlags(args []string) (bench.Options, error) {
 		o.OutDir = filepath.Join(o.Root, "bench", "results")
 	}
 	o.Log = os.Stderr
-	return o, absPaths(&o)
+	if err := absPaths(&o); err != nil {
+		return config{}, err
+	}
+	cfg := config{kwok: o}
+	if runNode {
+		nodeOpts.Root, nodeOpts.BinDir, nodeOpts.OutDir = o.Root, o.BinDir, o.OutDir
+		nodeOpts.Replicas, nodeOpts.Label, nodeOpts.Log = o.Replicas, o.Label, o.Log
+		cfg.node = &nodeOpts
+	}
+	return cfg, nil
+}
+
+// splitScenarios separates the node scenario from the kwok ones.
+func splitScenarios(list string) (kwok []string, node bool) {
+	for _, s := range strings.Split(list, ",") {
+		s = strings.TrimSpace(s)
+		switch s {
+		case "":
+		case scenarioNode:
+			node = true
+		default:
+			kwok = append(kwok, s)
+		}
+	}
+	return kwok, node
 }
 
 // absPaths makes the directories absolute: kwokctl and dc-controller run

@@ -1,0 +1,103 @@
+package nodebench
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// sampleReport has 4 rollouts of each system and one failure.
+func sampleReport() *Report {
+	r := &Report{
+		Started:  time.Date(2026, 12, 1, 16, 0, 0, 0, time.UTC),
+		Duration: 125,
+		Settings: Settings{Rollouts: 4, Replicas: 3, MaxSurge: "25%", MaxUnavailable: "25%",
+			UpdatePeriodSeconds: 1, IntervalSeconds: 1, PrescribedPauseSeconds: 5},
+	}
+	for i, v := range []struct{ running, dc, dep float64 }{{1, 8, 4}, {2, 10, 5}, {3, 12, 6}, {4, 20, 8}} {
+		r.Samples = append(r.Samples,
+			Sample{System: SystemDC, Iteration: i + 1, DeployerRunning: v.running, Complete: v.dc,
+				DeployerPeak: uint64(10+i) << 20, DeployerContainerPeak: uint64(8+i) << 20, DeployerRSS: uint64(6+i) << 20},
+			Sample{System: SystemDeployment, Iteration: i + 1, Complete: v.dep})
+	}
+	r.Samples = append(r.Samples, Sample{System: SystemDC, Iteration: 5, Err: "rollout web-dc-6 failed"})
+	return r
+}
+
+func TestSummarize(t *testing.T) {
+	s := sampleReport().Summarize()
+	if s.Failed != 1 {
+		t.Errorf("Failed = %d, want 1", s.Failed)
+	}
+	if len(s.Rows) != 2 {
+		t.Fatalf("%d rows, want 2", len(s.Rows))
+	}
+	running, complete := s.Rows[0], s.Rows[1]
+	// Nearest rank: p50 of 4 samples is the 2nd, p99 the 4th.
+	if running.DC.P50 != 2 || running.DC.P99 != 4 || running.Deployment.Count != 0 || running.RatioP50 != 0 {
+		t.Errorf("deployer Running row = %+v, want DC p50 2, p99 4, no Deployment figures and no ratio", running)
+	}
+	if complete.DC.P50 != 10 || complete.Deployment.P50 != 5 || complete.RatioP50 != 2 || complete.RatioP99 != 2.5 {
+		t.Errorf("Complete row = %+v, want p50 10 vs 5 (ratio 2) and p99 20 vs 8 (ratio 2.5)", complete)
+	}
+	if s.PodPeakMiB.P50 != 11 || s.PodPeakMiB.Max != 13 || s.ContainerPeakMiB.Max != 11 || s.RSSMiB.P50 != 7 {
+		t.Errorf("memory = pod %+v, container %+v, rss %+v; want pod p50 11 max 13, container max 11, rss p50 7",
+			s.PodPeakMiB, s.ContainerPeakMiB, s.RSSMiB)
+	}
+}
+
+func TestWriteMarkdown(t *testing.T) {
+	var b bytes.Buffer
+	if err := sampleReport().WriteMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	for _, want := range []string{
+		"| trigger → deployer pod Running (s) | 2.00 | 4.00 | – | – | – | – | 4 / 0 |",
+		"| trigger → Complete (s) | 10.00 | 20.00 | 5.00 | 8.00 | 2.00 | 2.50 | 4 / 4 |",
+		"make its deployer pause 5 s in each rollout",
+		"| pod peak (memory.max_usage_in_bytes of the pod: deployer + pause, page cache included) | 11.0 | 13.0 | 4 |",
+		"| 5 | DeploymentConfig |  | 0.00 |  | rollout web-dc-6 failed |",
+		"| strategy | Rolling, maxSurge 25%, maxUnavailable 25% (both); DC: updatePeriodSeconds 1, intervalSeconds 1 |",
+		"Run took 2m5s.",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+func TestWriteMarkdownWithoutSamples(t *testing.T) {
+	var b bytes.Buffer
+	if err := (&Report{}).WriteMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	if want := "| trigger → Complete (s) | – | – | – | – | – | – | 0 / 0 |"; !strings.Contains(b.String(), want) {
+		t.Errorf("report lacks %q:\n%s", want, b.String())
+	}
+}
+
+func TestWriteJSONHasTheSummary(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.json")
+	if err := sampleReport().WriteJSON(path); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Samples []Sample `json:"samples"`
+		Summary Summary  `json:"summary"`
+	}
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Samples) != 9 || got.Summary.Rows[1].RatioP50 != 2 {
+		t.Errorf("JSON has %d samples and Complete ratio %v, want 9 and 2", len(got.Samples), got.Summary.Rows[1].RatioP50)
+	}
+}
