@@ -81,7 +81,7 @@ func cachedDeb(dir string) (string, error) {
 func downloadDeb(ctx context.Context, dir string) (string, error) {
 	howTo := fmt.Sprintf("the deployer image needs a static BusyBox from Debian's %s package: "+
 		"put %s_*.deb into %s (apt-get download %s, as root after apt-get update), "+
-		"or pass the path of a static busybox binary", ShellPackage, ShellPackage, dir, ShellPackage)
+		"or pass a static busybox binary (go run ./hack/images --shell PATH)", ShellPackage, ShellPackage, dir, ShellPackage)
 	if _, err := exec.LookPath("apt-get"); err != nil {
 		return "", fmt.Errorf("apt-get not found: %s", howTo)
 	}
