@@ -139,7 +139,7 @@ func extractShell(ctx context.Context, deb, cache string) (string, error) {
 		return "", fmt.Errorf("%s: %w", deb, err)
 	}
 	// Another build may have extracted it meanwhile: either copy will do.
-	if err := os.Rename(tmp, dir); err != nil && !errors.Is(err, os.ErrExist) {
+	if err := os.Rename(tmp, dir); err != nil {
 		if _, statErr := os.Stat(busybox); statErr != nil {
 			return "", fmt.Errorf("store the shell: %w", err)
 		}
