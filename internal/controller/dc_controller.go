@@ -2,8 +2,11 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -107,6 +110,13 @@ func (r *DeploymentConfigReconciler) Reconcile(ctx context.Context, req reconcil
 		createErr := r.startDeployment(ctx, dc, rcs)
 		if isNamespaceTerminating(createErr) {
 			return reconcile.Result{}, nil
+		}
+		if errors.Is(createErr, errCacheBehind) {
+			result, err := r.writeStatus(ctx, dc, original, rcs, nil)
+			if err == nil {
+				result = reconcile.Result{RequeueAfter: time.Second}
+			}
+			return result, err
 		}
 		result, err := r.writeStatus(ctx, dc, original, rcs, createErr)
 		if err == nil && createErr != nil {
@@ -353,19 +363,69 @@ func (r *DeploymentConfigReconciler) createDeployment(ctx context.Context, dc *d
 	return nil
 }
 
-// checkExisting accepts an RC of the right name that the cache has not
-// shown yet, and reports one that belongs to someone else.
+// errCacheBehind says the RC of the latest version exists and is ours but
+// the cache has not shown it yet: the sync is retried without reporting a
+// failure.
+var errCacheBehind = errors.New("the cache has not shown the deployment yet")
+
+// checkExisting looks at the RC that holds the name of the deployment to
+// create. One of ours the cache has not shown yet is retried quietly; one
+// that is not ours (no label, another owner, an OpenShift leftover) is
+// reported, with an event and in the Progressing condition, and retried
+// with back-off: the RC is outside the cache, so nothing else would bring
+// the sync back once the name is free.
 func (r *DeploymentConfigReconciler) checkExisting(ctx context.Context, dc *dcv1.DeploymentConfig, name string) error {
 	existing := &corev1.ReplicationController{}
-	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: dc.Namespace, Name: name}, existing); err != nil {
-		return client.IgnoreNotFound(err)
+	err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: dc.Namespace, Name: name}, existing)
+	if apierrors.IsNotFound(err) {
+		// Deleted since the create: the name may be free now.
+		return errCacheBehind
 	}
-	if ref := metav1.GetControllerOf(existing); ref != nil && ref.UID != dc.UID {
-		err := fmt.Errorf("replication controller %q already exists and is controlled by %s %q", name, ref.Kind, ref.Name)
-		r.Recorder.Eventf(dc, existing, corev1.EventTypeWarning, EventDeploymentCreationFailed, "Create", "%v", err)
-		return err
+	if err != nil {
+		return fmt.Errorf("get replicationcontroller %s/%s: %w", dc.Namespace, name, err)
 	}
-	return nil
+	why := foreignReason(dc, existing)
+	if why == "" {
+		return errCacheBehind
+	}
+	err = fmt.Errorf("replication controller %q already exists and it couldn't be adopted: %s; delete it and version %d rolls out",
+		name, why, dc.Status.LatestVersion)
+	r.Recorder.Eventf(dc, existing, corev1.EventTypeWarning, EventDeploymentCreationFailed, "Create",
+		"Couldn't deploy version %d: %v", dc.Status.LatestVersion, err)
+	return err
+}
+
+// foreignReason says why an RC that holds the name of one of the
+// DeploymentConfig's deployments is not one of them, or "" when it is (the
+// DeploymentConfig controls it, or adopts it from the cache: an orphan with
+// its label).
+func foreignReason(dc *dcv1.DeploymentConfig, rc *corev1.ReplicationController) string {
+	ref := metav1.GetControllerOf(rc)
+	labelled := rc.Labels[dcv1.DeploymentConfigLabel] == dc.Name
+	switch {
+	case ref != nil && ref.UID == dc.UID:
+		return ""
+	case ref != nil:
+		return fmt.Sprintf("it is controlled by %s %q", ref.Kind, ref.Name)
+	case labelled:
+		return ""
+	case hasOpenShiftKeys(rc):
+		return fmt.Sprintf("it was left over by OpenShift (it carries openshift.io/ keys) and has no %s=%s label", dcv1.DeploymentConfigLabel, dc.Name)
+	}
+	return fmt.Sprintf("it has no %s=%s label", dcv1.DeploymentConfigLabel, dc.Name)
+}
+
+// hasOpenShiftKeys reports whether an RC carries labels or annotations of
+// OpenShift's, as RCs of DeploymentConfigs migrated from OpenShift do.
+func hasOpenShiftKeys(rc *corev1.ReplicationController) bool {
+	for _, m := range []map[string]string{rc.Labels, rc.Annotations} {
+		for k := range m {
+			if strings.Contains(k, "openshift.io/") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // isNamespaceTerminating reports whether err says the namespace is being

@@ -81,8 +81,8 @@ func progressingCondition(dc *dcv1.DeploymentConfig, latest *corev1.ReplicationC
 		return cond(corev1.ConditionUnknown, dcv1.PausedConfigReason, "Deployment config is paused")
 	}
 	if createErr != nil {
-		return cond(corev1.ConditionFalse, dcv1.ReplicationControllerCreateErrorReason,
-			fmt.Sprintf("unable to create replication controller %s: %v", deployment.Name(dc.Name, dc.Status.LatestVersion), createErr))
+		// As OpenShift's, the message is the error, which names the RC.
+		return cond(corev1.ConditionFalse, dcv1.ReplicationControllerCreateErrorReason, createErr.Error())
 	}
 	if latest == nil {
 		if wasPaused(dc) {
