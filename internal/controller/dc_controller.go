@@ -492,26 +492,46 @@ func (r *DeploymentConfigReconciler) scaleDeployments(ctx context.Context, dc *d
 }
 
 // prunable returns the deployments history cleanup deletes, oldest first.
+// As OpenShift's DeploymentsForCleanup, only deployments older than the
+// active one count against revisionHistoryLimit (all but the latest when
+// none is active): failed rollouts newer than the active one neither count
+// nor go. Of the oldest beyond the limit, one still scaled up, with pods or
+// unfinished is kept but counted, so it goes once it is scaled down.
 func prunable(dc *dcv1.DeploymentConfig, rcs []*corev1.ReplicationController) []*corev1.ReplicationController {
 	limit := int(dcv1.DefaultRevisionHistoryLimit)
 	if dc.Spec.RevisionHistoryLimit != nil {
 		limit = int(*dc.Spec.RevisionHistoryLimit)
 	}
-	active := deployment.LatestComplete(rcs, nil)
-	var candidates []*corev1.ReplicationController
-	for _, rc := range rcs {
-		if rc == active || deployment.Version(rc) >= dc.Status.LatestVersion {
-			continue
-		}
+	counted := historyOf(dc, rcs)
+	if len(counted) <= limit {
+		return nil
+	}
+	var out []*corev1.ReplicationController
+	for _, rc := range counted[:len(counted)-limit] {
 		if !deployment.IsTerminal(deployment.Phase(rc)) || deployment.Replicas(rc) != 0 || rc.Status.Replicas != 0 {
 			continue
 		}
-		candidates = append(candidates, rc)
+		out = append(out, rc)
 	}
-	if len(candidates) <= limit {
-		return nil
+	return out
+}
+
+// historyOf returns the deployments that count against
+// revisionHistoryLimit, oldest first: those older than the active one, or
+// when none is active every one but the latest version.
+func historyOf(dc *dcv1.DeploymentConfig, rcs []*corev1.ReplicationController) []*corev1.ReplicationController {
+	active := deployment.LatestComplete(rcs, nil)
+	var out []*corev1.ReplicationController
+	for _, rc := range rcs {
+		v := deployment.Version(rc)
+		switch {
+		case active != nil && v < deployment.Version(active):
+			out = append(out, rc)
+		case active == nil && v != dc.Status.LatestVersion:
+			out = append(out, rc)
+		}
 	}
-	return candidates[:len(candidates)-limit]
+	return out
 }
 
 // writeStatus writes the status computed from the deployments when it
