@@ -131,7 +131,7 @@ func (r *DeploymentConfigReconciler) Reconcile(ctx context.Context, req reconcil
 			return reconcile.Result{}, err
 		}
 		if err := r.scaleDeployments(ctx, dc, rcs); err != nil {
-			return reconcile.Result{}, err
+			return requeueIfBehind(err)
 		}
 		r.tidyHistory(ctx, dc, original, rcs)
 	}
@@ -363,10 +363,21 @@ func (r *DeploymentConfigReconciler) createDeployment(ctx context.Context, dc *d
 	return nil
 }
 
-// errCacheBehind says the RC of the latest version exists and is ours but
-// the cache has not shown it yet: the sync is retried without reporting a
-// failure.
+// errCacheBehind says the cache is behind the API server: the RC of the
+// latest version exists and is ours but is not cached yet, or an RC changed
+// since the cached copy a write was based on. The sync is retried without
+// reporting a failure.
 var errCacheBehind = errors.New("the cache has not shown the deployment yet")
+
+// requeueIfBehind retries a sync whose write met a newer version of an
+// object in a second, quietly (the cache will have it by then, or its
+// event brings the sync back sooner); other errors are returned.
+func requeueIfBehind(err error) (reconcile.Result, error) {
+	if errors.Is(err, errCacheBehind) {
+		return reconcile.Result{RequeueAfter: time.Second}, nil
+	}
+	return reconcile.Result{}, err
+}
 
 // checkExisting looks at the RC that holds the name of the deployment to
 // create. One of ours the cache has not shown yet is retried quietly; one
@@ -476,17 +487,35 @@ func (r *DeploymentConfigReconciler) scaleDeployments(ctx context.Context, dc *d
 		if have == want {
 			continue
 		}
-		patch := client.MergeFrom(rc.DeepCopy())
-		rc.Spec.Replicas = &want
-		if rc.Annotations == nil {
-			rc.Annotations = map[string]string{}
-		}
-		rc.Annotations[dcv1.DeploymentReplicasAnnotation] = strconv.Itoa(int(want))
-		if err := r.Client.Patch(ctx, rc, patch); err != nil {
-			return fmt.Errorf("scale replicationcontroller %s/%s to %d: %w", rc.Namespace, rc.Name, want, client.IgnoreNotFound(err))
+		if err := scaleRC(ctx, r.Client, rc, want); err != nil {
+			return err
 		}
 		r.Recorder.Eventf(dc, rc, corev1.EventTypeNormal, EventReplicationControllerScaled, "Scale",
 			"Scaled replication controller %q from %d to %d", rc.Name, have, want)
+	}
+	return nil
+}
+
+// scaleRC sets an RC's replicas, on the condition that it is still the
+// version the decision was made from: the patch carries the cached
+// resourceVersion, so a newer write (a deployer's, a user's) makes it fail
+// with a conflict rather than be overwritten. A conflict is not retried
+// with a fresh copy of this RC alone: which replicas each deployment should
+// have depends on the DeploymentConfig and all its deployments, so the sync
+// runs again once the cache has the newer write (errCacheBehind).
+func scaleRC(ctx context.Context, c client.Client, rc *corev1.ReplicationController, want int32) error {
+	patch := client.MergeFromWithOptions(rc.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	rc.Spec.Replicas = &want
+	if rc.Annotations == nil {
+		rc.Annotations = map[string]string{}
+	}
+	rc.Annotations[dcv1.DeploymentReplicasAnnotation] = strconv.Itoa(int(want))
+	err := c.Patch(ctx, rc, patch)
+	if apierrors.IsConflict(err) {
+		return fmt.Errorf("%w: replicationcontroller %s/%s changed since it was read", errCacheBehind, rc.Namespace, rc.Name)
+	}
+	if err != nil {
+		return fmt.Errorf("scale replicationcontroller %s/%s to %d: %w", rc.Namespace, rc.Name, want, client.IgnoreNotFound(err))
 	}
 	return nil
 }
