@@ -270,6 +270,7 @@ func setup(mgr manager.Manager, opts Options) error {
 	if err != nil {
 		return err
 	}
+	deployerReconciler.finished = collector.finished
 	if err := metrics.Registry.Register(collector); err != nil {
 		return fmt.Errorf("register metrics: %w", err)
 	}

@@ -28,9 +28,12 @@ var (
 
 // metricsCollector computes the rollout gauges from the controller's cache
 // at scrape time, so they are always consistent with the cluster and need
-// no bookkeeping in the reconcilers. Finished rollouts are counted as the
-// cache sees deployments finish: the cache leaves settled deployments out,
-// so it cannot count them at scrape time.
+// no bookkeeping in the reconcilers. Finished rollouts are counted where
+// the work is done: the deployer controller counts the phases it writes
+// (countFinished), which only the leader does. Counting what the cache sees
+// would count each rollout on every replica (the shipped manifest runs
+// two), and the cache leaves settled deployments out, so they cannot be
+// counted at scrape time either.
 type metricsCollector struct {
 	cache    ctrlcache.Cache
 	clock    clock.PassiveClock
@@ -38,40 +41,31 @@ type metricsCollector struct {
 }
 
 // newMetricsCollector returns a collector whose finished-rollouts counter
-// follows the RC informer's updates.
-func newMetricsCollector(ctx context.Context, c ctrlcache.Cache, clk clock.PassiveClock) (*metricsCollector, error) {
+// the deployer controller feeds (see countFinished).
+func newMetricsCollector(_ context.Context, c ctrlcache.Cache, clk clock.PassiveClock) (*metricsCollector, error) {
 	m := &metricsCollector{cache: c, clock: clk, finished: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "deployconfig_complete_rollouts_total",
-		Help: "Rollouts that finished while this dc-controller ran, by outcome (available, failed, cancelled).",
+		Help: "Rollouts this dc-controller finished (wrote Complete or Failed) while it led, by outcome (available, failed, cancelled).",
 	}, []string{"phase"})}
 	for _, outcome := range []string{"available", "failed", "cancelled"} {
 		m.finished.WithLabelValues(outcome)
 	}
-	informer, err := c.GetInformer(ctx, &corev1.ReplicationController{})
-	if err != nil {
-		return nil, fmt.Errorf("get the replicationcontroller informer: %w", err)
-	}
-	_, err = informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{UpdateFunc: m.countFinished})
-	if err != nil {
-		return nil, fmt.Errorf("watch replicationcontrollers for metrics: %w", err)
-	}
 	return m, nil
 }
 
-// countFinished counts a deployment that moved to Complete or Failed.
-func (c *metricsCollector) countFinished(oldObj, newObj any) {
-	before, ok1 := oldObj.(*corev1.ReplicationController)
-	after, ok2 := newObj.(*corev1.ReplicationController)
-	if !ok1 || !ok2 || deployment.IsTerminal(deployment.Phase(before)) {
+// countFinished counts a deployment the caller has just moved to a
+// terminal phase; a nil counter counts nothing.
+func countFinished(finished *prometheus.CounterVec, rc *corev1.ReplicationController, phase dcv1.DeploymentPhase) {
+	if finished == nil {
 		return
 	}
-	switch phase := deployment.Phase(after); {
+	switch {
 	case phase == dcv1.DeploymentPhaseComplete:
-		c.finished.WithLabelValues("available").Inc()
-	case phase == dcv1.DeploymentPhaseFailed && deployment.IsCancelled(after):
-		c.finished.WithLabelValues("cancelled").Inc()
+		finished.WithLabelValues("available").Inc()
+	case phase == dcv1.DeploymentPhaseFailed && deployment.IsCancelled(rc):
+		finished.WithLabelValues("cancelled").Inc()
 	case phase == dcv1.DeploymentPhaseFailed:
-		c.finished.WithLabelValues("failed").Inc()
+		finished.WithLabelValues("failed").Inc()
 	}
 }
 
