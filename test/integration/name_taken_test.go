@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/deployment"
@@ -57,7 +58,9 @@ func TestNameTakenByAForeignRC(t *testing.T) {
 		t.Errorf("the foreign RC was taken over: owners %v, labels %v", rc.OwnerReferences, rc.Labels)
 	}
 
-	if err := cluster.client.Delete(context.Background(), foreign); err != nil {
+	// Background: the orphan finalizer an RC gets by default waits for a
+	// garbage collector this control plane does not run.
+	if err := cluster.client.Delete(context.Background(), foreign, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
 		t.Fatal(err)
 	}
 	waitGone(t, foreign)
