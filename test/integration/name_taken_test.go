@@ -63,7 +63,12 @@ func TestNameTakenByAForeignRC(t *testing.T) {
 	if err := cluster.client.Delete(context.Background(), foreign, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
 		t.Fatal(err)
 	}
-	waitGone(t, foreign)
+	// The controller may create its own web-2 at once: wait for that
+	// rather than for the name to be free.
+	waitRC(t, ns, "web-2", "made by the DeploymentConfig", func(rc *corev1.ReplicationController) bool {
+		ref := metav1.GetControllerOf(rc)
+		return rc.UID != foreign.UID && ref != nil && ref.UID == dc.UID
+	})
 	runDeployer(t, ns, "web-2", corev1.PodSucceeded)
 	waitCondition(t, ns, "web", dcv1.DeploymentProgressing, corev1.ConditionTrue, dcv1.NewReplicationControllerAvailableReason)
 	waitRC(t, ns, "web-2", "3 replicas", func(rc *corev1.ReplicationController) bool {
