@@ -266,7 +266,7 @@ func setup(mgr manager.Manager, opts Options) error {
 		return err
 	}
 
-	collector, err := newMetricsCollector(ctx, mgr.GetCache(), opts.Clock)
+	collector, err := newMetricsCollector(ctx, mgr.GetCache(), opts.Clock, mgr.Elected())
 	if err != nil {
 		return err
 	}

@@ -34,16 +34,24 @@ var (
 // would count each rollout on every replica (the shipped manifest runs
 // two), and the cache leaves settled deployments out, so they cannot be
 // counted at scrape time either.
+//
+// The gauges, too, come only from the leader: a standby replica's cache
+// holds the same rollouts, and an alert or a sum over the pods would see
+// each one twice.
 type metricsCollector struct {
-	cache    ctrlcache.Cache
-	clock    clock.PassiveClock
+	cache ctrlcache.Cache
+	clock clock.PassiveClock
+	// elected is closed once this replica leads (at once without leader
+	// election).
+	elected  <-chan struct{}
 	finished *prometheus.CounterVec
 }
 
 // newMetricsCollector returns a collector whose finished-rollouts counter
-// the deployer controller feeds (see countFinished).
-func newMetricsCollector(_ context.Context, c ctrlcache.Cache, clk clock.PassiveClock) (*metricsCollector, error) {
-	m := &metricsCollector{cache: c, clock: clk, finished: prometheus.NewCounterVec(prometheus.CounterOpts{
+// the deployer controller feeds (see countFinished) and whose gauges are
+// reported once elected is closed.
+func newMetricsCollector(_ context.Context, c ctrlcache.Cache, clk clock.PassiveClock, elected <-chan struct{}) (*metricsCollector, error) {
+	m := &metricsCollector{cache: c, clock: clk, elected: elected, finished: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "deployconfig_complete_rollouts_total",
 		Help: "Rollouts this dc-controller finished (wrote Complete or Failed) while it led, by outcome (available, failed, cancelled).",
 	}, []string{"phase"})}
@@ -100,11 +108,16 @@ func (c *metricsCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect sends the metrics' current values.
 func (c *metricsCollector) Collect(ch chan<- prometheus.Metric) {
+	c.finished.Collect(ch)
+	select {
+	case <-c.elected:
+	default:
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c.collectStrategies(ctx, ch)
 	c.collectRollouts(ctx, ch)
-	c.finished.Collect(ch)
 }
 
 func (c *metricsCollector) collectStrategies(ctx context.Context, ch chan<- prometheus.Metric) {

@@ -8,6 +8,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/cache/informertest"
@@ -41,7 +43,7 @@ func TestStandbyCountsNoRollouts(t *testing.T) {
 	}
 	ctx := context.Background()
 	informers := &informertest.FakeInformers{Scheme: scheme}
-	c, err := newMetricsCollector(ctx, informers, clocktesting.NewFakePassiveClock(time.Now()))
+	c, err := newMetricsCollector(ctx, informers, clocktesting.NewFakePassiveClock(time.Now()), make(chan struct{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,5 +111,71 @@ func TestLeaderCountsThePhasesItWrites(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestOnlyTheLeaderReportsGauges: a standby replica's cache holds the same
+// rollouts as the leader's; it reports none of them, so that an alert or a
+// sum over the pods sees each rollout once.
+func TestOnlyTheLeaderReportsGauges(t *testing.T) {
+	scheme, err := NewScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc := testDC(nil)
+	// Informers that are never started: their stores are what the cache
+	// would hold.
+	store := func(gvk schema.GroupVersionKind, objs ...any) toolscache.SharedIndexInformer {
+		obj, err := scheme.New(gvk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inf := toolscache.NewSharedIndexInformer(&toolscache.ListWatch{}, obj, 0, toolscache.Indexers{})
+		for _, o := range objs {
+			if err := inf.GetStore().Add(o); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return inf
+	}
+	informers := &informertest.FakeInformers{Scheme: scheme, InformersByGVK: map[schema.GroupVersionKind]toolscache.SharedIndexInformer{
+		corev1.SchemeGroupVersion.WithKind("ReplicationController"): store(corev1.SchemeGroupVersion.WithKind("ReplicationController"),
+			rcOf(t, dc, 1, dcv1.DeploymentPhaseRunning, 1)),
+		dcv1.GroupVersion.WithKind("DeploymentConfig"): store(dcv1.GroupVersion.WithKind("DeploymentConfig"), dc),
+	}}
+	elected := make(chan struct{})
+	c, err := newMetricsCollector(context.Background(), informers, clocktesting.NewFakePassiveClock(time.Now()), elected)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	names := func() map[string]bool {
+		families, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bool{}
+		for _, f := range families {
+			out[f.GetName()] = true
+		}
+		return out
+	}
+	gauges := []string{"deployconfig_active_rollouts_duration_seconds", "deployconfig_strategy_total"}
+	standby := names()
+	for _, g := range gauges {
+		if standby[g] {
+			t.Errorf("a standby reports %s", g)
+		}
+	}
+	if !standby["deployconfig_complete_rollouts_total"] {
+		t.Error("a standby does not report deployconfig_complete_rollouts_total (at 0)")
+	}
+	close(elected)
+	leader := names()
+	for _, g := range gauges {
+		if !leader[g] {
+			t.Errorf("the leader does not report %s", g)
+		}
 	}
 }
