@@ -406,24 +406,27 @@ func (r *DeploymentConfigReconciler) checkExisting(ctx context.Context, dc *dcv1
 	return err
 }
 
-// foreignReason says why an RC that holds the name of one of the
-// DeploymentConfig's deployments is not one of them, or "" when it is (the
-// DeploymentConfig controls it, or adopts it from the cache: an orphan with
-// its label).
+// foreignReason says why an RC that holds the name of the latest
+// deployment is not that deployment, or "" when it is: the DeploymentConfig
+// controls it or adopts it from the cache (an orphan with its label), and it
+// is of the latest version. An RC the cache holds is never foreign; one
+// that stays out of the cache (no label) or that the cache cannot match to
+// the version would otherwise be waited for in silence.
 func foreignReason(dc *dcv1.DeploymentConfig, rc *corev1.ReplicationController) string {
 	ref := metav1.GetControllerOf(rc)
 	labelled := rc.Labels[dcv1.DeploymentConfigLabel] == dc.Name
 	switch {
-	case ref != nil && ref.UID == dc.UID:
-		return ""
-	case ref != nil:
+	case ref != nil && ref.UID != dc.UID:
 		return fmt.Sprintf("it is controlled by %s %q", ref.Kind, ref.Name)
-	case labelled:
-		return ""
-	case hasOpenShiftKeys(rc):
+	case !labelled && hasOpenShiftKeys(rc):
 		return fmt.Sprintf("it was left over by OpenShift (it carries openshift.io/ keys) and has no %s=%s label", dcv1.DeploymentConfigLabel, dc.Name)
+	case !labelled:
+		return fmt.Sprintf("it has no %s=%s label", dcv1.DeploymentConfigLabel, dc.Name)
 	}
-	return fmt.Sprintf("it has no %s=%s label", dcv1.DeploymentConfigLabel, dc.Name)
+	if v := rc.Annotations[dcv1.DeploymentVersionAnnotation]; v != strconv.FormatInt(dc.Status.LatestVersion, 10) {
+		return fmt.Sprintf("its %s annotation is %q, not %d", dcv1.DeploymentVersionAnnotation, v, dc.Status.LatestVersion)
+	}
+	return ""
 }
 
 // hasOpenShiftKeys reports whether an RC carries labels or annotations of

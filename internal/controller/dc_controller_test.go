@@ -17,7 +17,7 @@ import (
 )
 
 func TestForeignReason(t *testing.T) {
-	dc := testDC(nil)
+	dc := withVersion(testDC(nil), 2)
 	cases := []struct {
 		name   string
 		change func(*metav1.ObjectMeta)
@@ -35,6 +35,10 @@ func TestForeignReason(t *testing.T) {
 		{"label of another DeploymentConfig", func(m *metav1.ObjectMeta) {
 			m.OwnerReferences, m.Labels = nil, map[string]string{dcv1.DeploymentConfigLabel: "api"}
 		}, "has no deployconfig.io/deployment-config.name=web label"},
+		{"ours but without our label: it stays out of the cache", func(m *metav1.ObjectMeta) { m.Labels = nil },
+			"has no deployconfig.io/deployment-config.name=web label"},
+		{"ours but of another version", func(m *metav1.ObjectMeta) { m.Annotations[dcv1.DeploymentVersionAnnotation] = "x" },
+			`deployment-config.latest-version annotation is "x", not 2`},
 		{"left over from OpenShift", func(m *metav1.ObjectMeta) {
 			m.OwnerReferences, m.Labels = nil, map[string]string{"openshift.io/deployment-config.name": "web"}
 		}, "left over by OpenShift"},
