@@ -62,8 +62,8 @@ func runUpReal(ctx context.Context, out io.Writer, g *globalFlags, f *upFlags) e
 	fmt.Fprintln(out, "Installing dc-controller from config/default (2 replicas, leader election)...")
 	err = cluster.InstallController(ctx, bin, realnode.Controller{
 		Root:          root,
-		Image:         cluster.Image(imagebuild.ControllerImage),
-		DeployerImage: cluster.Image(imagebuild.DeployerImage),
+		Image:         cluster.Image(imagebuild.ControllerImageName),
+		DeployerImage: cluster.Image(imagebuild.DeployerImageName),
 		Args:          realNodeControllerArgs,
 	})
 	if err != nil {
@@ -173,7 +173,7 @@ func realSamples(root string, cluster *realnode.Cluster) (string, error) {
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return "", err
 	}
-	image := cluster.Image(imagebuild.SampleAppImage)
+	image := cluster.Image(imagebuild.SampleAppImageName)
 	for _, e := range entries {
 		data, err := os.ReadFile(filepath.Join(src, e.Name()))
 		if err != nil {
