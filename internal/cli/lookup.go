@@ -144,6 +144,11 @@ func getLatest(ctx context.Context, c *Clients, dc *dcv1.DeploymentConfig) (*cor
 	if err != nil {
 		return nil, fmt.Errorf("get rollout #%d of deploymentconfig %q: %w", dc.Status.LatestVersion, dc.Name, err)
 	}
+	if ref := metav1.GetControllerOf(rc); ref == nil || ref.UID != dc.UID {
+		// An RC of that name that is not the DeploymentConfig's (left over,
+		// another owner): the rollout's own RC is not created yet.
+		return nil, nil
+	}
 	return rc, nil
 }
 

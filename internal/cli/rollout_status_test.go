@@ -98,6 +98,18 @@ func TestRolloutStatusOnce(t *testing.T) {
 		},
 		args: []string{"rollout", "status", "web"},
 	}, {
+		name: "name taken by a foreign RC",
+		objs: func(t *testing.T) []runtime.Object {
+			dc := newDC("web", 2, func(dc *dcv1.DeploymentConfig) {
+				dc.Status.Conditions = []dcv1.DeploymentCondition{{Type: dcv1.DeploymentProgressing, Status: corev1.ConditionFalse,
+					Reason: dcv1.ReplicationControllerCreateErrorReason, Message: `replication controller "web-2" already exists and it couldn't be adopted`}}
+			})
+			leftover := &corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Name: "web-2", Namespace: "default",
+				Annotations: map[string]string{"openshift.io/deployment.phase": "Complete"}}}
+			return []runtime.Object{dc, newRC(t, dc, 1, dcv1.DeploymentPhaseComplete, time.Hour), leftover}
+		},
+		args: []string{"rollout", "status", "web", "--watch=false"},
+	}, {
 		name: "paused",
 		objs: history3(dcv1.DeploymentPhaseRunning, paused),
 		args: []string{"rollout", "status", "web"},

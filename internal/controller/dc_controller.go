@@ -2,8 +2,11 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -108,6 +111,13 @@ func (r *DeploymentConfigReconciler) Reconcile(ctx context.Context, req reconcil
 		if isNamespaceTerminating(createErr) {
 			return reconcile.Result{}, nil
 		}
+		if errors.Is(createErr, errCacheBehind) {
+			result, err := r.writeStatus(ctx, dc, original, rcs, nil)
+			if err == nil {
+				result = reconcile.Result{RequeueAfter: time.Second}
+			}
+			return result, err
+		}
 		result, err := r.writeStatus(ctx, dc, original, rcs, createErr)
 		if err == nil && createErr != nil {
 			// The error requeues the sync; a Requeue result would be ignored.
@@ -121,7 +131,7 @@ func (r *DeploymentConfigReconciler) Reconcile(ctx context.Context, req reconcil
 			return reconcile.Result{}, err
 		}
 		if err := r.scaleDeployments(ctx, dc, rcs); err != nil {
-			return reconcile.Result{}, err
+			return requeueIfBehind(err)
 		}
 		r.tidyHistory(ctx, dc, original, rcs)
 	}
@@ -353,19 +363,83 @@ func (r *DeploymentConfigReconciler) createDeployment(ctx context.Context, dc *d
 	return nil
 }
 
-// checkExisting accepts an RC of the right name that the cache has not
-// shown yet, and reports one that belongs to someone else.
+// errCacheBehind says the cache is behind the API server: the RC of the
+// latest version exists and is ours but is not cached yet, or an RC changed
+// since the cached copy a write was based on. The sync is retried without
+// reporting a failure.
+var errCacheBehind = errors.New("the cache has not shown the deployment yet")
+
+// requeueIfBehind retries a sync whose write met a newer version of an
+// object in a second, quietly (the cache will have it by then, or its
+// event brings the sync back sooner); other errors are returned.
+func requeueIfBehind(err error) (reconcile.Result, error) {
+	if errors.Is(err, errCacheBehind) {
+		return reconcile.Result{RequeueAfter: time.Second}, nil
+	}
+	return reconcile.Result{}, err
+}
+
+// checkExisting looks at the RC that holds the name of the deployment to
+// create. One of ours the cache has not shown yet is retried quietly; one
+// that is not ours (no label, another owner, an OpenShift leftover) is
+// reported, with an event and in the Progressing condition, and retried
+// with back-off: the RC is outside the cache, so nothing else would bring
+// the sync back once the name is free.
 func (r *DeploymentConfigReconciler) checkExisting(ctx context.Context, dc *dcv1.DeploymentConfig, name string) error {
 	existing := &corev1.ReplicationController{}
-	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: dc.Namespace, Name: name}, existing); err != nil {
-		return client.IgnoreNotFound(err)
+	err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: dc.Namespace, Name: name}, existing)
+	if apierrors.IsNotFound(err) {
+		// Deleted since the create: the name may be free now.
+		return errCacheBehind
 	}
-	if ref := metav1.GetControllerOf(existing); ref != nil && ref.UID != dc.UID {
-		err := fmt.Errorf("replication controller %q already exists and is controlled by %s %q", name, ref.Kind, ref.Name)
-		r.Recorder.Eventf(dc, existing, corev1.EventTypeWarning, EventDeploymentCreationFailed, "Create", "%v", err)
-		return err
+	if err != nil {
+		return fmt.Errorf("get replicationcontroller %s/%s: %w", dc.Namespace, name, err)
 	}
-	return nil
+	why := foreignReason(dc, existing)
+	if why == "" {
+		return errCacheBehind
+	}
+	err = fmt.Errorf("replication controller %q already exists and it couldn't be adopted: %s; delete it and version %d rolls out",
+		name, why, dc.Status.LatestVersion)
+	r.Recorder.Eventf(dc, existing, corev1.EventTypeWarning, EventDeploymentCreationFailed, "Create",
+		"Couldn't deploy version %d: %v", dc.Status.LatestVersion, err)
+	return err
+}
+
+// foreignReason says why an RC that holds the name of the latest
+// deployment is not that deployment, or "" when it is: the DeploymentConfig
+// controls it or adopts it from the cache (an orphan with its label), and it
+// is of the latest version. An RC the cache holds is never foreign; one
+// that stays out of the cache (no label) or that the cache cannot match to
+// the version would otherwise be waited for in silence.
+func foreignReason(dc *dcv1.DeploymentConfig, rc *corev1.ReplicationController) string {
+	ref := metav1.GetControllerOf(rc)
+	labelled := rc.Labels[dcv1.DeploymentConfigLabel] == dc.Name
+	switch {
+	case ref != nil && ref.UID != dc.UID:
+		return fmt.Sprintf("it is controlled by %s %q", ref.Kind, ref.Name)
+	case !labelled && hasOpenShiftKeys(rc):
+		return fmt.Sprintf("it was left over by OpenShift (it carries openshift.io/ keys) and has no %s=%s label", dcv1.DeploymentConfigLabel, dc.Name)
+	case !labelled:
+		return fmt.Sprintf("it has no %s=%s label", dcv1.DeploymentConfigLabel, dc.Name)
+	}
+	if v := rc.Annotations[dcv1.DeploymentVersionAnnotation]; v != strconv.FormatInt(dc.Status.LatestVersion, 10) {
+		return fmt.Sprintf("its %s annotation is %q, not %d", dcv1.DeploymentVersionAnnotation, v, dc.Status.LatestVersion)
+	}
+	return ""
+}
+
+// hasOpenShiftKeys reports whether an RC carries labels or annotations of
+// OpenShift's, as RCs of DeploymentConfigs migrated from OpenShift do.
+func hasOpenShiftKeys(rc *corev1.ReplicationController) bool {
+	for _, m := range []map[string]string{rc.Labels, rc.Annotations} {
+		for k := range m {
+			if strings.Contains(k, "openshift.io/") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // isNamespaceTerminating reports whether err says the namespace is being
@@ -416,14 +490,8 @@ func (r *DeploymentConfigReconciler) scaleDeployments(ctx context.Context, dc *d
 		if have == want {
 			continue
 		}
-		patch := client.MergeFrom(rc.DeepCopy())
-		rc.Spec.Replicas = &want
-		if rc.Annotations == nil {
-			rc.Annotations = map[string]string{}
-		}
-		rc.Annotations[dcv1.DeploymentReplicasAnnotation] = strconv.Itoa(int(want))
-		if err := r.Client.Patch(ctx, rc, patch); err != nil {
-			return fmt.Errorf("scale replicationcontroller %s/%s to %d: %w", rc.Namespace, rc.Name, want, client.IgnoreNotFound(err))
+		if err := scaleRC(ctx, r.Client, rc, want); err != nil {
+			return err
 		}
 		r.Recorder.Eventf(dc, rc, corev1.EventTypeNormal, EventReplicationControllerScaled, "Scale",
 			"Scaled replication controller %q from %d to %d", rc.Name, have, want)
@@ -431,27 +499,71 @@ func (r *DeploymentConfigReconciler) scaleDeployments(ctx context.Context, dc *d
 	return nil
 }
 
+// scaleRC sets an RC's replicas, on the condition that it is still the
+// version the decision was made from: the patch carries the cached
+// resourceVersion, so a newer write (a deployer's, a user's) makes it fail
+// with a conflict rather than be overwritten. A conflict is not retried
+// with a fresh copy of this RC alone: which replicas each deployment should
+// have depends on the DeploymentConfig and all its deployments, so the sync
+// runs again once the cache has the newer write (errCacheBehind).
+func scaleRC(ctx context.Context, c client.Client, rc *corev1.ReplicationController, want int32) error {
+	patch := client.MergeFromWithOptions(rc.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	rc.Spec.Replicas = &want
+	if rc.Annotations == nil {
+		rc.Annotations = map[string]string{}
+	}
+	rc.Annotations[dcv1.DeploymentReplicasAnnotation] = strconv.Itoa(int(want))
+	err := c.Patch(ctx, rc, patch)
+	if apierrors.IsConflict(err) {
+		return fmt.Errorf("%w: replicationcontroller %s/%s changed since it was read", errCacheBehind, rc.Namespace, rc.Name)
+	}
+	if err != nil {
+		return fmt.Errorf("scale replicationcontroller %s/%s to %d: %w", rc.Namespace, rc.Name, want, client.IgnoreNotFound(err))
+	}
+	return nil
+}
+
 // prunable returns the deployments history cleanup deletes, oldest first.
+// As OpenShift's DeploymentsForCleanup, only deployments older than the
+// active one count against revisionHistoryLimit (all but the latest when
+// none is active): failed rollouts newer than the active one neither count
+// nor go. Of the oldest beyond the limit, one still scaled up, with pods or
+// unfinished is kept but counted, so it goes once it is scaled down.
 func prunable(dc *dcv1.DeploymentConfig, rcs []*corev1.ReplicationController) []*corev1.ReplicationController {
 	limit := int(dcv1.DefaultRevisionHistoryLimit)
 	if dc.Spec.RevisionHistoryLimit != nil {
 		limit = int(*dc.Spec.RevisionHistoryLimit)
 	}
-	active := deployment.LatestComplete(rcs, nil)
-	var candidates []*corev1.ReplicationController
-	for _, rc := range rcs {
-		if rc == active || deployment.Version(rc) >= dc.Status.LatestVersion {
-			continue
-		}
+	counted := historyOf(dc, rcs)
+	if len(counted) <= limit {
+		return nil
+	}
+	var out []*corev1.ReplicationController
+	for _, rc := range counted[:len(counted)-limit] {
 		if !deployment.IsTerminal(deployment.Phase(rc)) || deployment.Replicas(rc) != 0 || rc.Status.Replicas != 0 {
 			continue
 		}
-		candidates = append(candidates, rc)
+		out = append(out, rc)
 	}
-	if len(candidates) <= limit {
-		return nil
+	return out
+}
+
+// historyOf returns the deployments that count against
+// revisionHistoryLimit, oldest first: those older than the active one, or
+// when none is active every one but the latest version.
+func historyOf(dc *dcv1.DeploymentConfig, rcs []*corev1.ReplicationController) []*corev1.ReplicationController {
+	active := deployment.LatestComplete(rcs, nil)
+	var out []*corev1.ReplicationController
+	for _, rc := range rcs {
+		v := deployment.Version(rc)
+		switch {
+		case active != nil && v < deployment.Version(active):
+			out = append(out, rc)
+		case active == nil && v != dc.Status.LatestVersion:
+			out = append(out, rc)
+		}
 	}
-	return candidates[:len(candidates)-limit]
+	return out
 }
 
 // writeStatus writes the status computed from the deployments when it

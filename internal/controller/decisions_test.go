@@ -121,12 +121,19 @@ func TestPrunable(t *testing.T) {
 		phases []dcv1.DeploymentPhase // versions 1..n
 		scaled map[int]int32          // version → replicas, default 0
 		want   []string
+		limit  int32 // 2 unless set
 	}{
-		{"under the limit", phases("CC"), nil, nil},
-		{"oldest beyond the limit go", phases("CCCCC"), map[int]int32{5: 4}, []string{"web-1", "web-2"}},
-		{"the active version is kept when the latest failed", phases("CCCCF"), map[int]int32{4: 4}, []string{"web-1"}},
-		{"scaled-up deployments are kept", phases("CCCCC"), map[int]int32{1: 1, 5: 4}, []string{"web-2"}},
-		{"running deployments are kept", phases("RCCCC"), map[int]int32{5: 4}, []string{"web-2"}},
+		// The example of issue 16: OpenShift deletes nothing.
+		{"only deployments older than the active one count", phases("CCFFR"), map[int]int32{2: 4}, nil, 1},
+		{"failed rollouts newer than the active one neither count nor go", phases("CCCFFF"), map[int]int32{3: 4}, nil, 0},
+		{"with the active one at version 4, versions 1 and 2 go", phases("CCCCFF"), map[int]int32{4: 4}, []string{"web-1", "web-2"}, 1},
+		{"no active deployment: all but the latest count", phases("FFFFF"), nil, []string{"web-1", "web-2"}, 0},
+		{"a scaled-up deployment counts but stays", phases("CCCCC"), map[int]int32{1: 1, 5: 4}, nil, 3},
+		{"under the limit", phases("CC"), nil, nil, 0},
+		{"oldest beyond the limit go", phases("CCCCC"), map[int]int32{5: 4}, []string{"web-1", "web-2"}, 0},
+		{"the active version is kept when the latest failed", phases("CCCCF"), map[int]int32{4: 4}, []string{"web-1"}, 0},
+		{"scaled-up deployments are kept", phases("CCCCC"), map[int]int32{1: 1, 5: 4}, []string{"web-2"}, 0},
+		{"running deployments are kept", phases("RCCCC"), map[int]int32{5: 4}, []string{"web-2"}, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -135,6 +142,9 @@ func TestPrunable(t *testing.T) {
 				rcs = append(rcs, rcOf(t, dc, int64(i+1), p, tc.scaled[i+1]))
 			}
 			d := withVersion(dc.DeepCopy(), int64(len(rcs)))
+			if tc.limit != 0 {
+				d.Spec.RevisionHistoryLimit = ptr(tc.limit)
+			}
 			var got []string
 			for _, rc := range prunable(d, rcs) {
 				got = append(got, rc.Name)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -50,6 +51,8 @@ type DeployerReconciler struct {
 	// customParams names another.
 	DeployerImage string
 	access        *deployerAccess
+	// finished counts the rollouts this controller finishes (metrics.go).
+	finished *prometheus.CounterVec
 }
 
 // Reconcile syncs one deployment.
@@ -337,6 +340,7 @@ func (r *DeployerReconciler) setPhase(ctx context.Context, rc *corev1.Replicatio
 		return fmt.Errorf("set phase of %s/%s to %s: %w", rc.Namespace, rc.Name, phase, client.IgnoreNotFound(err))
 	}
 	log.FromContext(ctx).Info("deployment phase", "rc", rc.Name, "from", current, "to", phase, "reason", reason)
+	countFinished(r.finished, rc, phase)
 	return nil
 }
 

@@ -266,10 +266,11 @@ func setup(mgr manager.Manager, opts Options) error {
 		return err
 	}
 
-	collector, err := newMetricsCollector(ctx, mgr.GetCache(), opts.Clock)
+	collector, err := newMetricsCollector(ctx, mgr.GetCache(), opts.Clock, mgr.Elected())
 	if err != nil {
 		return err
 	}
+	deployerReconciler.finished = collector.finished
 	if err := metrics.Registry.Register(collector); err != nil {
 		return fmt.Errorf("register metrics: %w", err)
 	}

@@ -28,50 +28,52 @@ var (
 
 // metricsCollector computes the rollout gauges from the controller's cache
 // at scrape time, so they are always consistent with the cluster and need
-// no bookkeeping in the reconcilers. Finished rollouts are counted as the
-// cache sees deployments finish: the cache leaves settled deployments out,
-// so it cannot count them at scrape time.
+// no bookkeeping in the reconcilers. Finished rollouts are counted where
+// the work is done: the deployer controller counts the phases it writes
+// (countFinished), which only the leader does. Counting what the cache sees
+// would count each rollout on every replica (the shipped manifest runs
+// two), and the cache leaves settled deployments out, so they cannot be
+// counted at scrape time either.
+//
+// The gauges, too, come only from the leader: a standby replica's cache
+// holds the same rollouts, and an alert or a sum over the pods would see
+// each one twice.
 type metricsCollector struct {
-	cache    ctrlcache.Cache
-	clock    clock.PassiveClock
+	cache ctrlcache.Cache
+	clock clock.PassiveClock
+	// elected is closed once this replica leads (at once without leader
+	// election).
+	elected  <-chan struct{}
 	finished *prometheus.CounterVec
 }
 
 // newMetricsCollector returns a collector whose finished-rollouts counter
-// follows the RC informer's updates.
-func newMetricsCollector(ctx context.Context, c ctrlcache.Cache, clk clock.PassiveClock) (*metricsCollector, error) {
-	m := &metricsCollector{cache: c, clock: clk, finished: prometheus.NewCounterVec(prometheus.CounterOpts{
+// the deployer controller feeds (see countFinished) and whose gauges are
+// reported once elected is closed.
+func newMetricsCollector(_ context.Context, c ctrlcache.Cache, clk clock.PassiveClock, elected <-chan struct{}) (*metricsCollector, error) {
+	m := &metricsCollector{cache: c, clock: clk, elected: elected, finished: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "deployconfig_complete_rollouts_total",
-		Help: "Rollouts that finished while this dc-controller ran, by outcome (available, failed, cancelled).",
+		Help: "Rollouts this dc-controller finished (wrote Complete or Failed) while it led, by outcome (available, failed, cancelled).",
 	}, []string{"phase"})}
 	for _, outcome := range []string{"available", "failed", "cancelled"} {
 		m.finished.WithLabelValues(outcome)
 	}
-	informer, err := c.GetInformer(ctx, &corev1.ReplicationController{})
-	if err != nil {
-		return nil, fmt.Errorf("get the replicationcontroller informer: %w", err)
-	}
-	_, err = informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{UpdateFunc: m.countFinished})
-	if err != nil {
-		return nil, fmt.Errorf("watch replicationcontrollers for metrics: %w", err)
-	}
 	return m, nil
 }
 
-// countFinished counts a deployment that moved to Complete or Failed.
-func (c *metricsCollector) countFinished(oldObj, newObj any) {
-	before, ok1 := oldObj.(*corev1.ReplicationController)
-	after, ok2 := newObj.(*corev1.ReplicationController)
-	if !ok1 || !ok2 || deployment.IsTerminal(deployment.Phase(before)) {
+// countFinished counts a deployment the caller has just moved to a
+// terminal phase; a nil counter counts nothing.
+func countFinished(finished *prometheus.CounterVec, rc *corev1.ReplicationController, phase dcv1.DeploymentPhase) {
+	if finished == nil {
 		return
 	}
-	switch phase := deployment.Phase(after); {
+	switch {
 	case phase == dcv1.DeploymentPhaseComplete:
-		c.finished.WithLabelValues("available").Inc()
-	case phase == dcv1.DeploymentPhaseFailed && deployment.IsCancelled(after):
-		c.finished.WithLabelValues("cancelled").Inc()
+		finished.WithLabelValues("available").Inc()
+	case phase == dcv1.DeploymentPhaseFailed && deployment.IsCancelled(rc):
+		finished.WithLabelValues("cancelled").Inc()
 	case phase == dcv1.DeploymentPhaseFailed:
-		c.finished.WithLabelValues("failed").Inc()
+		finished.WithLabelValues("failed").Inc()
 	}
 }
 
@@ -106,11 +108,16 @@ func (c *metricsCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect sends the metrics' current values.
 func (c *metricsCollector) Collect(ch chan<- prometheus.Metric) {
+	c.finished.Collect(ch)
+	select {
+	case <-c.elected:
+	default:
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c.collectStrategies(ctx, ch)
 	c.collectRollouts(ctx, ch)
-	c.finished.Collect(ch)
 }
 
 func (c *metricsCollector) collectStrategies(ctx context.Context, ch chan<- prometheus.Metric) {

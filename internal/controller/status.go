@@ -81,8 +81,8 @@ func progressingCondition(dc *dcv1.DeploymentConfig, latest *corev1.ReplicationC
 		return cond(corev1.ConditionUnknown, dcv1.PausedConfigReason, "Deployment config is paused")
 	}
 	if createErr != nil {
-		return cond(corev1.ConditionFalse, dcv1.ReplicationControllerCreateErrorReason,
-			fmt.Sprintf("unable to create replication controller %s: %v", deployment.Name(dc.Name, dc.Status.LatestVersion), createErr))
+		// As OpenShift's, the message is the error, which names the RC.
+		return cond(corev1.ConditionFalse, dcv1.ReplicationControllerCreateErrorReason, createErr.Error())
 	}
 	if latest == nil {
 		if wasPaused(dc) {
@@ -93,9 +93,13 @@ func progressingCondition(dc *dcv1.DeploymentConfig, latest *corev1.ReplicationC
 	name := latest.Name
 	switch phase := deployment.Phase(latest); phase {
 	case dcv1.DeploymentPhaseNew:
-		return cond(corev1.ConditionTrue, dcv1.NewReplicationControllerCreatedReason, fmt.Sprintf("replication controller %q is waiting for its deployer pod", name))
+		// OpenShift's words; it sets them when it creates the RC.
+		return cond(corev1.ConditionTrue, dcv1.NewReplicationControllerCreatedReason,
+			fmt.Sprintf("Created new replication controller %q for version %d", name, deployment.Version(latest)))
 	case dcv1.DeploymentPhasePending:
-		return cond(corev1.ConditionUnknown, dcv1.ReplicationControllerUpdatedReason, fmt.Sprintf("replication controller %q is waiting for its deployer pod to start", name))
+		// OpenShift's message; its reason is empty (see docs/openshift-differences.md).
+		return cond(corev1.ConditionUnknown, dcv1.ReplicationControllerUpdatedReason,
+			fmt.Sprintf("replication controller %q is waiting for pod %q to run", name, deployment.DeployerPodName(name)))
 	case dcv1.DeploymentPhaseRunning:
 		return cond(corev1.ConditionTrue, dcv1.ReplicationControllerUpdatedReason, fmt.Sprintf("replication controller %q is progressing", name))
 	case dcv1.DeploymentPhaseComplete:

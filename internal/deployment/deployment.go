@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -49,9 +50,11 @@ func IsTerminal(p dcv1.DeploymentPhase) bool {
 	return p == dcv1.DeploymentPhaseComplete || p == dcv1.DeploymentPhaseFailed
 }
 
-// IsCancelled reports whether the deployment has been cancelled.
+// IsCancelled reports whether the deployment has been cancelled. As in
+// OpenShift, the annotation's value is matched without regard to case:
+// "True" and "TRUE" cancel too.
 func IsCancelled(rc *corev1.ReplicationController) bool {
-	return rc.Annotations[dcv1.DeploymentCancelledAnnotation] == "true"
+	return strings.EqualFold(rc.Annotations[dcv1.DeploymentCancelledAnnotation], "true")
 }
 
 // CanTransition reports whether a deployment may move from one phase to
@@ -166,21 +169,28 @@ func New(dc *dcv1.DeploymentConfig) (*corev1.ReplicationController, error) {
 	}
 	labels[dcv1.DeploymentConfigLabel] = dc.Name
 
+	annotations := map[string]string{
+		dcv1.DeploymentConfigAnnotation:        dc.Name,
+		dcv1.DeploymentVersionAnnotation:       strconv.FormatInt(dc.Status.LatestVersion, 10),
+		dcv1.DeploymentPhaseAnnotation:         string(dcv1.DeploymentPhaseNew),
+		dcv1.DeployerPodAnnotation:             DeployerPodName(name),
+		dcv1.DesiredReplicasAnnotation:         strconv.Itoa(int(dc.Spec.Replicas)),
+		dcv1.DeploymentReplicasAnnotation:      "0",
+		dcv1.EncodedDeploymentConfigAnnotation: encoded,
+	}
+	// As OpenShift's, the RC gets none of the DeploymentConfig's
+	// annotations but the one that says to create no deployer pod.
+	if v, ok := dc.Annotations[dcv1.DeployerPodIgnoreAnnotation]; ok {
+		annotations[dcv1.DeployerPodIgnoreAnnotation] = v
+	}
+
 	zero := int32(0)
 	return &corev1.ReplicationController{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      name,
-			Namespace: dc.Namespace,
-			Labels:    labels,
-			Annotations: map[string]string{
-				dcv1.DeploymentConfigAnnotation:        dc.Name,
-				dcv1.DeploymentVersionAnnotation:       strconv.FormatInt(dc.Status.LatestVersion, 10),
-				dcv1.DeploymentPhaseAnnotation:         string(dcv1.DeploymentPhaseNew),
-				dcv1.DeployerPodAnnotation:             DeployerPodName(name),
-				dcv1.DesiredReplicasAnnotation:         strconv.Itoa(int(dc.Spec.Replicas)),
-				dcv1.DeploymentReplicasAnnotation:      "0",
-				dcv1.EncodedDeploymentConfigAnnotation: encoded,
-			},
+			Name:            name,
+			Namespace:       dc.Namespace,
+			Labels:          labels,
+			Annotations:     annotations,
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(dc, dcv1.GroupVersion.WithKind("DeploymentConfig"))},
 		},
 		Spec: corev1.ReplicationControllerSpec{

@@ -122,3 +122,40 @@ func TestVersionAndDesiredReplicasParsing(t *testing.T) {
 		}
 	}
 }
+
+// TestNewCopiesOnlyTheIgnoreAnnotation: as OpenShift's, an RC gets none of
+// its DeploymentConfig's annotations but the one that says to create no
+// deployer pod.
+func TestNewCopiesOnlyTheIgnoreAnnotation(t *testing.T) {
+	dc := testDC()
+	dc.Annotations = map[string]string{
+		dcv1.DeployerPodIgnoreAnnotation:                   "true",
+		"kubectl.kubernetes.io/last-applied-configuration": "{}",
+		"team.example.com/owner":                           "a",
+	}
+	rc, err := New(dc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := rc.Annotations[dcv1.DeployerPodIgnoreAnnotation]; !ok || v != "true" {
+		t.Errorf("the ignore annotation was not copied: %v", rc.Annotations)
+	}
+	for _, k := range []string{"kubectl.kubernetes.io/last-applied-configuration", "team.example.com/owner"} {
+		if _, ok := rc.Annotations[k]; ok {
+			t.Errorf("annotation %s was copied onto the RC", k)
+		}
+	}
+}
+
+func TestIsCancelled(t *testing.T) {
+	cases := map[string]bool{"true": true, "True": true, "TRUE": true, "": false, "false": false, "yes": false, "1": false, " true": false}
+	for value, want := range cases {
+		rc := &corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{dcv1.DeploymentCancelledAnnotation: value}}}
+		if got := IsCancelled(rc); got != want {
+			t.Errorf("IsCancelled(%q) = %v, want %v", value, got, want)
+		}
+	}
+	if IsCancelled(&corev1.ReplicationController{}) {
+		t.Error("an RC without annotations is cancelled")
+	}
+}

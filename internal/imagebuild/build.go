@@ -126,7 +126,7 @@ func Build(ctx context.Context, o Options) ([]Image, error) {
 	}
 	// Compressing the layers takes most of the time: one goroutine each.
 	images := make([]Image, len(all))
-	g, _ := errgroup.WithContext(ctx)
+	var g errgroup.Group
 	for i, r := range all {
 		g.Go(func() error {
 			img, err := buildImage(r, o, filepath.Join(bin, r.binary), shell, shellData)

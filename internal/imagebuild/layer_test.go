@@ -96,3 +96,19 @@ func TestCheckStatic(t *testing.T) {
 		t.Errorf("Debian's static busybox: %v", err)
 	}
 }
+
+// Without apt-get and without a cached package, FindShell says which package
+// it needs and how to get it.
+func TestFindShellWithoutApt(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("PATH", t.TempDir())
+	_, err := FindShell(t.Context())
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{"apt-get not found", "busybox-static package", "apt-get download busybox-static", "static busybox"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+}

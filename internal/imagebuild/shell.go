@@ -81,7 +81,7 @@ func cachedDeb(dir string) (string, error) {
 func downloadDeb(ctx context.Context, dir string) (string, error) {
 	howTo := fmt.Sprintf("the deployer image needs a static BusyBox from Debian's %s package: "+
 		"put %s_*.deb into %s (apt-get download %s, as root after apt-get update), "+
-		"or pass the path of a static busybox binary", ShellPackage, ShellPackage, dir, ShellPackage)
+		"or pass a static busybox binary (go run ./hack/images --shell PATH)", ShellPackage, ShellPackage, dir, ShellPackage)
 	if _, err := exec.LookPath("apt-get"); err != nil {
 		return "", fmt.Errorf("apt-get not found: %s", howTo)
 	}
@@ -139,7 +139,7 @@ func extractShell(ctx context.Context, deb, cache string) (string, error) {
 		return "", fmt.Errorf("%s: %w", deb, err)
 	}
 	// Another build may have extracted it meanwhile: either copy will do.
-	if err := os.Rename(tmp, dir); err != nil && !errors.Is(err, os.ErrExist) {
+	if err := os.Rename(tmp, dir); err != nil {
 		if _, statErr := os.Stat(busybox); statErr != nil {
 			return "", fmt.Errorf("store the shell: %w", err)
 		}

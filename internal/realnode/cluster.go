@@ -143,18 +143,19 @@ func Up(ctx context.Context, o Options) (c *Cluster, err error) {
 	}
 	client, err := c.waitAPIServer(ctx)
 	if err != nil {
-		return nil, c.explain(err, "kube-apiserver")
+		return nil, err
 	}
 	if err := c.PushImages(ctx, o.Images, o.Tag); err != nil {
 		return nil, c.explain(err, "registry")
 	}
 	fmt.Fprintln(o.Log, "starting containerd, kube-controller-manager, kube-scheduler and the kubelet...")
-	if err := c.startNode(o.BinDir); err != nil {
+	if err := c.startNode(ctx, o.BinDir); err != nil {
 		return nil, err
 	}
 	if err := c.waitReady(ctx, client); err != nil {
 		return nil, c.explain(err, "kubelet")
 	}
+	fmt.Fprintf(o.Log, "node %s is Ready\n", NodeName)
 	return c, nil
 }
 
@@ -248,6 +249,8 @@ func (c *Cluster) startControlPlane(bin string) error {
 			"--enable-admission-plugins", "NodeRestriction",
 			"--kubelet-client-certificate", pki("apiserver-kubelet-client.crt"),
 			"--kubelet-client-key", pki("apiserver-kubelet-client.key"),
+			// The node's name resolves nowhere: there is no DNS.
+			"--kubelet-preferred-address-types", "InternalIP",
 			"--cert-dir", c.path("pki", "apiserver-generated")}},
 		{name: "registry", inNamespace: true, args: []string{filepath.Join(bin, "dc-local"), "node-registry",
 			"--listen", fmt.Sprintf("0.0.0.0:%d", RegistryPort)}},
@@ -263,10 +266,23 @@ func (c *Cluster) startControlPlane(bin string) error {
 	return nil
 }
 
-func (c *Cluster) startNode(bin string) error {
+// startNode starts containerd, waits for its socket, and starts the
+// controller manager, the scheduler and the kubelet, which checks the
+// runtime once at start.
+func (c *Cluster) startNode(ctx context.Context, bin string) error {
+	containerd := daemon{name: "containerd", inNamespace: true, args: []string{"containerd", "--config", c.path("containerd", "config.toml")}}
+	if err := c.start(containerd); err != nil {
+		return err
+	}
+	err := c.poll(ctx, "containerd's socket", func(context.Context) (bool, error) {
+		_, err := os.Stat(c.containerdSocket())
+		return err == nil, nil
+	}, "containerd")
+	if err != nil {
+		return err
+	}
 	pki := c.pki
 	daemons := []daemon{
-		{name: "containerd", inNamespace: true, args: []string{"containerd", "--config", c.path("containerd", "config.toml")}},
 		{name: "kube-controller-manager", inNamespace: true, args: []string{filepath.Join(bin, "kube-controller-manager"),
 			"--kubeconfig", c.path("kubeconfigs", "controller-manager"),
 			"--authentication-kubeconfig", c.path("kubeconfigs", "controller-manager"),
@@ -295,17 +311,40 @@ func (c *Cluster) startNode(bin string) error {
 	return nil
 }
 
+// poll waits until cond holds, and fails at once, with the end of its
+// log, when one of the daemons it depends on has exited.
+func (c *Cluster) poll(ctx context.Context, what string, cond wait.ConditionWithContextFunc, daemons ...string) error {
+	var exited string
+	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		for _, d := range daemons {
+			if c.pid(d) == 0 {
+				exited = d
+				return false, fmt.Errorf("%s exited", d)
+			}
+		}
+		return cond(ctx)
+	})
+	if err == nil {
+		return nil
+	}
+	err = fmt.Errorf("waiting for %s: %w", what, err)
+	if exited != "" {
+		return c.explain(err, exited)
+	}
+	return err
+}
+
 // waitAPIServer waits for the forwarder's address and the API server's
 // readiness, then writes the host's kubeconfig.
 func (c *Cluster) waitAPIServer(ctx context.Context) (kubernetes.Interface, error) {
 	var addr string
-	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(context.Context) (bool, error) {
+	err := c.poll(ctx, "the API server forwarder", func(context.Context) (bool, error) {
 		data, err := os.ReadFile(c.path("forwarder.addr"))
 		addr = strings.TrimSpace(string(data))
 		return err == nil && addr != "", nil
-	})
+	}, "forwarder")
 	if err != nil {
-		return nil, fmt.Errorf("waiting for the API server forwarder: %w", err)
+		return nil, err
 	}
 	if err := c.writeKubeconfig(c.Kubeconfig, "https://"+addr, "admin"); err != nil {
 		return nil, err
@@ -319,12 +358,12 @@ func (c *Cluster) waitAPIServer(ctx context.Context) (kubernetes.Interface, erro
 		return nil, fmt.Errorf("real node: %w", err)
 	}
 	var last error
-	err = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+	err = c.poll(ctx, "kube-apiserver to be ready", func(ctx context.Context) (bool, error) {
 		_, last = client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 		return last == nil, nil
-	})
+	}, "etcd", "kube-apiserver", "forwarder")
 	if err != nil {
-		return nil, fmt.Errorf("waiting for kube-apiserver to be ready: %w (last: %v)", err, last)
+		return nil, fmt.Errorf("%w (last: %v)", err, last)
 	}
 	return client, nil
 }
@@ -351,7 +390,7 @@ func (c *Cluster) PushImages(ctx context.Context, images map[string]v1.Image, ta
 // waitReady waits for the node to be Ready and for what in-cluster
 // clients need: the default service account and kube-root-ca.crt.
 func (c *Cluster) waitReady(ctx context.Context, client kubernetes.Interface) error {
-	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+	err := c.poll(ctx, "node "+NodeName+" to be Ready", func(ctx context.Context) (bool, error) {
 		node, err := client.CoreV1().Nodes().Get(ctx, NodeName, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
@@ -362,19 +401,15 @@ func (c *Cluster) waitReady(ctx context.Context, client kubernetes.Interface) er
 			}
 		}
 		return false, nil
-	})
+	}, "containerd", "kubelet")
 	if err != nil {
-		return fmt.Errorf("waiting for node %s to be Ready: %w", NodeName, err)
+		return err
 	}
-	err = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+	return c.poll(ctx, "the default service account and kube-root-ca.crt", func(ctx context.Context) (bool, error) {
 		_, err1 := client.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
 		_, err2 := client.CoreV1().ConfigMaps("default").Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
 		return err1 == nil && err2 == nil, nil
-	})
-	if err != nil {
-		return fmt.Errorf("waiting for the default service account and kube-root-ca.crt: %w", err)
-	}
-	return nil
+	}, "kube-controller-manager")
 }
 
 // Open returns the cluster whose state is in dir, when it is up.

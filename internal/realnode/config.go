@@ -119,9 +119,10 @@ func registryHosts() string {
 `, RegistryHost)
 }
 
-// cniConfig attaches pods to the bridge with addresses from PodCIDR, the
-// bridge's address as their gateway and no masquerading: there is nowhere
-// to masquerade to.
+// cniConfig attaches pods to the bridge with addresses from PodCIDR and a
+// default route through the bridge's address (which the Service rule
+// needs: 10.96.0.1 is not on the bridge), and no masquerading: the
+// namespace has no route out, so there is nowhere to masquerade to.
 func (s *state) cniConfig() string {
 	return fmt.Sprintf(`{
   "cniVersion": "0.4.0",
@@ -136,6 +137,7 @@ func (s *state) cniConfig() string {
       "ipam": {
         "type": "host-local",
         "ranges": [[{"subnet": %q, "gateway": %q}]],
+        "routes": [{"dst": "0.0.0.0/0"}],
         "dataDir": %q
       }
     },
