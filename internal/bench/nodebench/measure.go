@@ -82,6 +82,9 @@ func (m *measurer) rolloutDC(ctx context.Context, version int64, start trigger) 
 			if pod.Status.Phase == corev1.PodRunning && s.DeployerRunning == 0 {
 				s.DeployerRunning = time.Since(t0).Seconds()
 			}
+			if pod.Status.Phase == corev1.PodSucceeded && s.DeployerDone == 0 {
+				s.DeployerDone = time.Since(t0).Seconds()
+			}
 		case ev, ok := <-rcs.ResultChan():
 			if !ok {
 				return s, fmt.Errorf("rollout %s: the watch of its RC ended", rcName)
@@ -103,8 +106,8 @@ func (m *measurer) rolloutDC(ctx context.Context, version int64, start trigger) 
 
 // finishDC adds the deployer pod's memory to a complete DC rollout.
 func (m *measurer) finishDC(s Sample, sampler *memorySampler, rcName string) (Sample, error) {
-	if s.DeployerRunning == 0 {
-		return s, fmt.Errorf("rollout %s: complete, but its deployer pod was never seen Running", rcName)
+	if s.DeployerRunning == 0 || s.DeployerDone == 0 {
+		return s, fmt.Errorf("rollout %s: complete, but its deployer pod was not seen both Running and Succeeded", rcName)
 	}
 	if sampler == nil {
 		return s, fmt.Errorf("rollout %s: complete, but its deployer pod was never seen", rcName)

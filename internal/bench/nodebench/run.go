@@ -220,7 +220,7 @@ func describe(s Sample) string {
 	case s.Err != "":
 		return "failed: " + s.Err
 	case s.System == SystemDC:
-		return fmt.Sprintf("deployer Running %.2fs, Complete %.2fs, deployer peak %.1f MiB", s.DeployerRunning, s.Complete, mib(s.DeployerPeak))
+		return fmt.Sprintf("deployer Running %.2fs, Succeeded %.2fs, Complete %.2fs, deployer peak %.1f MiB", s.DeployerRunning, s.DeployerDone, s.Complete, mib(s.DeployerPeak))
 	default:
 		return fmt.Sprintf("Complete %.2fs", s.Complete)
 	}
