@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -96,7 +97,7 @@ func (m *measurer) rolloutDC(ctx context.Context, version int64, start trigger) 
 			switch deployment.Phase(rc) {
 			case dcv1.DeploymentPhaseComplete:
 				s.Complete = time.Since(t0).Seconds()
-				return m.finishDC(s, sampler, rcName)
+				return m.finishDC(ctx, s, t0, sampler, rcName)
 			case dcv1.DeploymentPhaseFailed:
 				return s, fmt.Errorf("rollout %s failed: %s", rcName, rc.Annotations[dcv1.DeploymentStatusReasonAnnotation])
 			}
@@ -104,8 +105,9 @@ func (m *measurer) rolloutDC(ctx context.Context, version int64, start trigger) 
 	}
 }
 
-// finishDC adds the deployer pod's memory to a complete DC rollout.
-func (m *measurer) finishDC(s Sample, sampler *memorySampler, rcName string) (Sample, error) {
+// finishDC adds the deployer pod's memory and the times of its first and
+// last log lines to a complete DC rollout that started at t0.
+func (m *measurer) finishDC(ctx context.Context, s Sample, t0 time.Time, sampler *memorySampler, rcName string) (Sample, error) {
 	if s.DeployerRunning == 0 || s.DeployerDone == 0 {
 		return s, fmt.Errorf("rollout %s: complete, but its deployer pod was not seen both Running and Succeeded", rcName)
 	}
@@ -117,7 +119,37 @@ func (m *measurer) finishDC(s Sample, sampler *memorySampler, rcName string) (Sa
 		return s, fmt.Errorf("rollout %s: the deployer pod's memory cgroup was never found under %s", rcName, m.memoryRoot)
 	}
 	s.DeployerPeak, s.DeployerContainerPeak, s.DeployerRSS = peaks.Pod, peaks.Container, peaks.RSS
+	logs, err := m.clientset.CoreV1().Pods(m.namespace).GetLogs(deployment.DeployerPodName(rcName), &corev1.PodLogOptions{Timestamps: true}).DoRaw(ctx)
+	if err != nil {
+		return s, fmt.Errorf("rollout %s: reading its deployer's log: %w", rcName, err)
+	}
+	first, last, err := logSpan(logs)
+	if err != nil {
+		return s, fmt.Errorf("rollout %s: its deployer's log: %w", rcName, err)
+	}
+	s.LogFirst, s.LogLast = first.Sub(t0).Seconds(), last.Sub(t0).Seconds()
 	return s, nil
+}
+
+// logSpan is the times of the first and last lines of a log read with
+// timestamps (each line starts with an RFC 3339 time the runtime took when
+// the line was written).
+func logSpan(data []byte) (first, last time.Time, err error) {
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		stamp, _, _ := strings.Cut(line, " ")
+		t, perr := time.Parse(time.RFC3339Nano, stamp)
+		if perr != nil {
+			return first, last, fmt.Errorf("a line without a timestamp: %q", line)
+		}
+		if first.IsZero() {
+			first = t
+		}
+		last = t
+	}
+	if first.IsZero() {
+		return first, last, errors.New("no lines")
+	}
+	return first, last, nil
 }
 
 // deployerContainerID is the deployer container's runtime ID, once the

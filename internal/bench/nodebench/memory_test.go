@@ -84,3 +84,21 @@ func TestSamplerNeverSeeingTheCgroup(t *testing.T) {
 		t.Errorf("stop() = %+v, %v; want nothing, not seen", peaks, seen)
 	}
 }
+
+func TestLogSpan(t *testing.T) {
+	log := []byte("2026-12-01T16:32:05.192855256Z --> Scaling up web-dc-6\n" +
+		"2026-12-01T16:32:06.258789468Z     Scaling web-dc-5 down to 2\n" +
+		"2026-12-01T16:32:10.747927878Z --> Success\n")
+	first, last, err := logSpan(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := last.Sub(first); got != 5555072622*time.Nanosecond {
+		t.Errorf("span = %s, want 5.555072622s", got)
+	}
+	for _, bad := range []string{"", "no timestamp here\n"} {
+		if _, _, err := logSpan([]byte(bad)); err == nil {
+			t.Errorf("logSpan(%q) gave no error", bad)
+		}
+	}
+}

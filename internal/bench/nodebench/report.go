@@ -75,6 +75,10 @@ type Sample struct {
 	// Succeeded (DeploymentConfig only): what follows it to Complete is the
 	// deployer controller's bookkeeping.
 	DeployerDone float64 `json:"deployerSucceededSeconds,omitempty"`
+	// LogFirst and LogLast are seconds from the trigger to the deployer's
+	// first and last log lines (its strategy runs between them).
+	LogFirst float64 `json:"deployerFirstLogSeconds,omitempty"`
+	LogLast  float64 `json:"deployerLastLogSeconds,omitempty"`
 	// DeployerPeak is the deployer pod's cgroup memory high-water mark
 	// (memory.max_usage_in_bytes), DeployerContainerPeak the deployer
 	// container's alone and DeployerRSS the largest RSS sampled
@@ -130,7 +134,9 @@ func (r *Report) Summarize() Summary {
 		}
 		v["running"] = append(v["running"], smp.DeployerRunning)
 		v["done"] = append(v["done"], smp.DeployerDone)
-		v["work"] = append(v["work"], smp.DeployerDone-smp.DeployerRunning)
+		v["start"] = append(v["start"], smp.LogFirst-smp.DeployerRunning)
+		v["strategy"] = append(v["strategy"], smp.LogLast-smp.LogFirst)
+		v["exit"] = append(v["exit"], smp.DeployerDone-smp.LogLast)
 		v["after"] = append(v["after"], smp.Complete-smp.DeployerDone)
 		if smp.DeployerPeak > 0 {
 			pod = append(pod, mib(smp.DeployerPeak))
@@ -148,7 +154,9 @@ func (r *Report) Summarize() Summary {
 	}
 	s.Breakdown = []Row{
 		row("trigger → deployer pod Running", values[SystemDC]["running"], nil),
-		row("deployer pod Running → Succeeded (the strategy)", values[SystemDC]["work"], nil),
+		row("deployer pod Running → its first log line (process start)", values[SystemDC]["start"], nil),
+		row("first → last log line (the strategy: scaling, readiness, pauses)", values[SystemDC]["strategy"], nil),
+		row("last log line → pod seen Succeeded (exit, kubelet status)", values[SystemDC]["exit"], nil),
 		row("deployer pod Succeeded → Complete", values[SystemDC]["after"], nil),
 	}
 	s.PodPeakMiB, s.ContainerPeakMiB, s.RSSMiB = stats.Summarize(pod), stats.Summarize(container), stats.Summarize(rss)

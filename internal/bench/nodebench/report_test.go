@@ -21,6 +21,7 @@ func sampleReport() *Report {
 	for i, v := range []struct{ running, done, dc, dep float64 }{{1, 7, 8, 4}, {2, 9, 10, 5}, {3, 10, 12, 6}, {4, 18, 20, 8}} {
 		r.Samples = append(r.Samples,
 			Sample{System: SystemDC, Iteration: i + 1, DeployerRunning: v.running, DeployerDone: v.done, Complete: v.dc,
+				LogFirst: v.running + 0.5, LogLast: v.done - 1,
 				DeployerPeak: uint64(10+i) << 20, DeployerContainerPeak: uint64(8+i) << 20, DeployerRSS: uint64(6+i) << 20},
 			Sample{System: SystemDeployment, Iteration: i + 1, Complete: v.dep})
 	}
@@ -44,9 +45,13 @@ func TestSummarize(t *testing.T) {
 	if complete.DC.P50 != 10 || complete.Deployment.P50 != 5 || complete.RatioP50 != 2 || complete.RatioP99 != 2.5 {
 		t.Errorf("Complete row = %+v, want p50 10 vs 5 (ratio 2) and p99 20 vs 8 (ratio 2.5)", complete)
 	}
-	// Running → Succeeded: 6, 7, 7, 14; Succeeded → Complete: 1, 1, 2, 2.
-	if work, after := s.Breakdown[1].DC, s.Breakdown[2].DC; work.P50 != 7 || work.P99 != 14 || after.P50 != 1 || after.P99 != 2 {
-		t.Errorf("breakdown = strategy %+v, bookkeeping %+v; want p50 7 and p99 14, p50 1 and p99 2", work, after)
+	// The strategy (first → last line): 4.5, 5.5, 5.5, 12.5; Succeeded →
+	// Complete: 1, 1, 2, 2.
+	if strategy, after := s.Breakdown[2].DC, s.Breakdown[4].DC; strategy.P50 != 5.5 || strategy.P99 != 12.5 || after.P50 != 1 || after.P99 != 2 {
+		t.Errorf("breakdown = strategy %+v, bookkeeping %+v; want p50 5.5 and p99 12.5, p50 1 and p99 2", strategy, after)
+	}
+	if start, exit := s.Breakdown[1].DC, s.Breakdown[3].DC; start.P50 != 0.5 || exit.P99 != 1 {
+		t.Errorf("breakdown = start %+v, exit %+v; want 0.5 and 1", start, exit)
 	}
 	if s.PodPeakMiB.P50 != 11 || s.PodPeakMiB.Max != 13 || s.ContainerPeakMiB.Max != 11 || s.RSSMiB.P50 != 7 {
 		t.Errorf("memory = pod %+v, container %+v, rss %+v; want pod p50 11 max 13, container max 11, rss p50 7",
@@ -67,7 +72,7 @@ func TestWriteMarkdown(t *testing.T) {
 		"| pod peak (memory.max_usage_in_bytes of the pod: deployer + pause, page cache included) | 11.0 | 13.0 | 4 |",
 		"| 5 | DeploymentConfig |  |  | 0.00 |  | rollout web-dc-6 failed |",
 		"| 2 | DeploymentConfig | 2.00 | 9.00 | 10.00 | 11.0 |  |",
-		"| deployer pod Running → Succeeded (the strategy) | 7.00 | 14.00 |",
+		"| first → last log line (the strategy: scaling, readiness, pauses) | 5.50 | 12.50 |",
 		"| strategy | Rolling, maxSurge 25%, maxUnavailable 25% (both); DC: updatePeriodSeconds 1, intervalSeconds 1 |",
 		"Run took 2m5s.",
 	} {
