@@ -86,6 +86,9 @@ func (m *measurer) rolloutDC(ctx context.Context, version int64, start trigger) 
 			if pod.Status.Phase == corev1.PodSucceeded && s.DeployerDone == 0 {
 				s.DeployerDone = time.Since(t0).Seconds()
 			}
+			if s.Complete != 0 && s.DeployerDone != 0 {
+				return m.finishDC(ctx, s, t0, sampler, rcName)
+			}
 		case ev, ok := <-rcs.ResultChan():
 			if !ok {
 				return s, fmt.Errorf("rollout %s: the watch of its RC ended", rcName)
@@ -96,8 +99,15 @@ func (m *measurer) rolloutDC(ctx context.Context, version int64, start trigger) 
 			}
 			switch deployment.Phase(rc) {
 			case dcv1.DeploymentPhaseComplete:
+				if s.Complete != 0 {
+					continue
+				}
 				s.Complete = time.Since(t0).Seconds()
-				return m.finishDC(ctx, s, t0, sampler, rcName)
+				// The two watches are separate streams: the RC's Complete
+				// may come before the pod's Succeeded, which caused it.
+				if s.DeployerDone != 0 {
+					return m.finishDC(ctx, s, t0, sampler, rcName)
+				}
 			case dcv1.DeploymentPhaseFailed:
 				return s, fmt.Errorf("rollout %s failed: %s", rcName, rc.Annotations[dcv1.DeploymentStatusReasonAnnotation])
 			}
