@@ -83,6 +83,9 @@ func (m *measurer) rolloutDC(ctx context.Context, version int64, start trigger) 
 			if pod.Status.Phase == corev1.PodRunning && s.DeployerRunning == 0 {
 				s.DeployerRunning = time.Since(t0).Seconds()
 			}
+			if deployerExited(pod) && s.DeployerExited == 0 {
+				s.DeployerExited = time.Since(t0).Seconds()
+			}
 			if pod.Status.Phase == corev1.PodSucceeded && s.DeployerDone == 0 {
 				s.DeployerDone = time.Since(t0).Seconds()
 			}
@@ -160,6 +163,18 @@ func logSpan(data []byte) (first, last time.Time, err error) {
 		return first, last, errors.New("no lines")
 	}
 	return first, last, nil
+}
+
+// deployerExited reports whether the kubelet has reported the deployer
+// container terminated (which it does before the pod's phase, once the
+// pod's sandbox is stopped too).
+func deployerExited(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.ContainerStatuses {
+		if c.State.Terminated != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // deployerContainerID is the deployer container's runtime ID, once the

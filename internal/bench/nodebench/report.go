@@ -75,6 +75,9 @@ type Sample struct {
 	// Succeeded (DeploymentConfig only): what follows it to Complete is the
 	// deployer controller's bookkeeping.
 	DeployerDone float64 `json:"deployerSucceededSeconds,omitempty"`
+	// DeployerExited is seconds from the trigger to the deployer
+	// container seen terminated.
+	DeployerExited float64 `json:"deployerExitedSeconds,omitempty"`
 	// LogFirst and LogLast are seconds from the trigger to the deployer's
 	// first and last log lines (its strategy runs between them).
 	LogFirst float64 `json:"deployerFirstLogSeconds,omitempty"`
@@ -136,7 +139,8 @@ func (r *Report) Summarize() Summary {
 		v["done"] = append(v["done"], smp.DeployerDone)
 		v["start"] = append(v["start"], smp.LogFirst-smp.DeployerRunning)
 		v["strategy"] = append(v["strategy"], smp.LogLast-smp.LogFirst)
-		v["exit"] = append(v["exit"], smp.DeployerDone-smp.LogLast)
+		v["exit"] = append(v["exit"], smp.DeployerExited-smp.LogLast)
+		v["terminal"] = append(v["terminal"], smp.DeployerDone-smp.DeployerExited)
 		v["after"] = append(v["after"], smp.Complete-smp.DeployerDone)
 		if smp.DeployerPeak > 0 {
 			pod = append(pod, mib(smp.DeployerPeak))
@@ -156,7 +160,8 @@ func (r *Report) Summarize() Summary {
 		row("trigger → deployer pod Running", values[SystemDC]["running"], nil),
 		row("deployer pod Running → its first log line (process start)", values[SystemDC]["start"], nil),
 		row("first → last log line (the strategy: scaling, readiness, pauses)", values[SystemDC]["strategy"], nil),
-		row("last log line → pod seen Succeeded (exit, kubelet status)", values[SystemDC]["exit"], nil),
+		row("last log line → container seen terminated (exit, the kubelet noticing)", values[SystemDC]["exit"], nil),
+		row("container terminated → pod seen Succeeded (the kubelet stopping the pod)", values[SystemDC]["terminal"], nil),
 		row("deployer pod Succeeded → Complete", values[SystemDC]["after"], nil),
 	}
 	s.PodPeakMiB, s.ContainerPeakMiB, s.RSSMiB = stats.Summarize(pod), stats.Summarize(container), stats.Summarize(rss)

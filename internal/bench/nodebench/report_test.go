@@ -21,7 +21,7 @@ func sampleReport() *Report {
 	for i, v := range []struct{ running, done, dc, dep float64 }{{1, 7, 8, 4}, {2, 9, 10, 5}, {3, 10, 12, 6}, {4, 18, 20, 8}} {
 		r.Samples = append(r.Samples,
 			Sample{System: SystemDC, Iteration: i + 1, DeployerRunning: v.running, DeployerDone: v.done, Complete: v.dc,
-				LogFirst: v.running + 0.5, LogLast: v.done - 1,
+				LogFirst: v.running + 0.5, LogLast: v.done - 1, DeployerExited: v.done - 0.5,
 				DeployerPeak: uint64(10+i) << 20, DeployerContainerPeak: uint64(8+i) << 20, DeployerRSS: uint64(6+i) << 20},
 			Sample{System: SystemDeployment, Iteration: i + 1, Complete: v.dep})
 	}
@@ -47,11 +47,12 @@ func TestSummarize(t *testing.T) {
 	}
 	// The strategy (first → last line): 4.5, 5.5, 5.5, 12.5; Succeeded →
 	// Complete: 1, 1, 2, 2.
-	if strategy, after := s.Breakdown[2].DC, s.Breakdown[4].DC; strategy.P50 != 5.5 || strategy.P99 != 12.5 || after.P50 != 1 || after.P99 != 2 {
+	if strategy, after := s.Breakdown[2].DC, s.Breakdown[5].DC; strategy.P50 != 5.5 || strategy.P99 != 12.5 || after.P50 != 1 || after.P99 != 2 {
 		t.Errorf("breakdown = strategy %+v, bookkeeping %+v; want p50 5.5 and p99 12.5, p50 1 and p99 2", strategy, after)
 	}
-	if start, exit := s.Breakdown[1].DC, s.Breakdown[3].DC; start.P50 != 0.5 || exit.P99 != 1 {
-		t.Errorf("breakdown = start %+v, exit %+v; want 0.5 and 1", start, exit)
+	start, exit, terminal := s.Breakdown[1].DC, s.Breakdown[3].DC, s.Breakdown[4].DC
+	if start.P50 != 0.5 || exit.P99 != 0.5 || terminal.P50 != 0.5 {
+		t.Errorf("breakdown = start %+v, exit %+v, pod stop %+v; want 0.5 each", start, exit, terminal)
 	}
 	if s.PodPeakMiB.P50 != 11 || s.PodPeakMiB.Max != 13 || s.ContainerPeakMiB.Max != 11 || s.RSSMiB.P50 != 7 {
 		t.Errorf("memory = pod %+v, container %+v, rss %+v; want pod p50 11 max 13, container max 11, rss p50 7",
