@@ -240,8 +240,14 @@ func podFinished(pod *corev1.Pod) bool {
 	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 }
 
-// podFailureReason says why a deployer pod failed, from its status.
+// podFailureReason says why a deployer pod failed, from its status. A pod
+// that failed because it is being deleted is "no longer there": a real
+// kubelet stops the deleted pod's container, so it reports Failed before it
+// goes, where kwok (and a pod deleted with no grace) just goes.
 func podFailureReason(pod *corev1.Pod) string {
+	if pod.DeletionTimestamp != nil {
+		return reasonDeployerPodGone
+	}
 	if pod.Status.Reason == "DeadlineExceeded" {
 		return "deployer pod exceeded its active deadline"
 	}
