@@ -41,6 +41,13 @@ func transformRC(obj any) (any, error) {
 	}
 	rc.ManagedFields = nil
 	rc.Spec.Template = nil
+	if _, forged := rc.Annotations[cachedSummaryAnnotation]; forged {
+		// Only the cache writes it; on the API server's copy someone put it
+		// there by hand, and it would stand in for the encoded config.
+		annotations := maps.Clone(rc.Annotations)
+		delete(annotations, cachedSummaryAnnotation)
+		rc.Annotations = annotations
+	}
 	if settled(rc) {
 		// Only the lookup of pods an RC manager has not reported on
 		// reads the selector.

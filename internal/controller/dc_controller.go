@@ -60,11 +60,18 @@ func (r *DeploymentConfigReconciler) Reconcile(ctx context.Context, req reconcil
 	dcv1.SetDefaults(dc)
 	original := dc.Status.DeepCopy()
 
+	// latestVersion is the DeploymentConfig's own, as in OpenShift: the
+	// version an RC claims (its annotation, which anyone who may edit RCs
+	// can write, or the name of an RC made by hand) never raises it, or
+	// the CRD's never-decreases rule would make a bogus value permanent.
+	// A DeploymentConfig created again over the RCs of an earlier one of
+	// the same name walks up to them: each version's RC already exists and
+	// is adopted (checkExisting), and its config change trigger fires
+	// until a deployment matches the template.
 	rcs, err := r.claimDeployments(ctx, dc)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	restoreLatestVersion(dc, rcs)
 
 	if dc.DeletionTimestamp != nil {
 		return r.writeStatus(ctx, dc, original, rcs, nil)
@@ -215,17 +222,6 @@ func releaseRC(ctx context.Context, c client.Client, rc *corev1.ReplicationContr
 	return nil
 }
 
-// restoreLatestVersion raises latestVersion to the newest deployment found:
-// a DeploymentConfig deleted with its RCs orphaned and created again carries
-// on from where it was.
-func restoreLatestVersion(dc *dcv1.DeploymentConfig, rcs []*corev1.ReplicationController) {
-	for _, rc := range rcs {
-		if v := deployment.Version(rc); v > dc.Status.LatestVersion {
-			dc.Status.LatestVersion = v
-		}
-	}
-}
-
 func findVersion(rcs []*corev1.ReplicationController, version int64) *corev1.ReplicationController {
 	if version == 0 {
 		return nil
@@ -364,6 +360,23 @@ func (r *DeploymentConfigReconciler) checkExisting(ctx context.Context, dc *dcv1
 		err := fmt.Errorf("replication controller %q already exists and is controlled by %s %q", name, ref.Kind, ref.Name)
 		r.Recorder.Eventf(dc, existing, corev1.EventTypeWarning, EventDeploymentCreationFailed, "Create", "%v", err)
 		return err
+	}
+	return r.adoptExisting(ctx, dc, existing)
+}
+
+// adoptExisting takes in an RC of the latest version's name that carries
+// the DeploymentConfig's label but no controller (left by an earlier
+// DeploymentConfig of the same name), as OpenShift claims it: adopted, and
+// out of the settled set so that the cache, and the next sync, see it.
+func (r *DeploymentConfigReconciler) adoptExisting(ctx context.Context, dc *dcv1.DeploymentConfig, rc *corev1.ReplicationController) error {
+	if metav1.GetControllerOf(rc) != nil || rc.Labels[dcv1.DeploymentConfigLabel] != dc.Name {
+		return nil
+	}
+	if _, err := r.adopt(ctx, dc, rc); err != nil {
+		return err
+	}
+	if rc.Labels[dcv1.DeploymentSettledLabel] == settledValue {
+		return setSettled(ctx, r.Client, rc, false)
 	}
 	return nil
 }
