@@ -353,7 +353,9 @@ func TestBuildPodGetsWhatTheTemplateGrants(t *testing.T) {
 			func(p *corev1.Pod) any { return p.Spec.HostNetwork }, false},
 		{"hostPID and hostIPC", func(s *corev1.PodSpec) { s.HostPID, s.HostIPC = true, true },
 			func(p *corev1.Pod) any { return p.Spec.HostPID || p.Spec.HostIPC }, false},
-		{"hostPort", func(s *corev1.PodSpec) { s.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80, HostPort: 80}} },
+		{"hostPort", func(s *corev1.PodSpec) {
+			s.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80, HostPort: 80}}
+		},
 			func(p *corev1.Pod) any { return p.Spec.Containers[0].Ports }, []corev1.ContainerPort(nil)},
 	}
 	for _, tt := range tests {
