@@ -38,6 +38,7 @@ import (
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/imagetrigger"
+	"github.com/deployconfig/deployconfig/internal/registry"
 )
 
 // Options configure dc-controller.
@@ -63,6 +64,10 @@ type Options struct {
 	// ImagePollInterval is how often the image-trigger controller looks up
 	// each watched registry tag; zero means imagetrigger.DefaultPollInterval.
 	ImagePollInterval time.Duration
+	// RegistryNetworks says which addresses the image-trigger controller's
+	// registry requests may connect to; the zero value refuses loopback,
+	// link-local and private networks (see registry.NetworkPolicy).
+	RegistryNetworks registry.NetworkPolicy
 }
 
 // LeaderElectionID names the Lease replicas of dc-controller elect through.
@@ -270,7 +275,10 @@ func setup(mgr manager.Manager, opts Options) error {
 		return err
 	}
 
-	if err := imagetrigger.Setup(mgr, imagetrigger.Options{PollInterval: opts.ImagePollInterval, Workers: opts.Workers}); err != nil {
+	if err := imagetrigger.Setup(mgr, imagetrigger.Options{
+		PollInterval: opts.ImagePollInterval, Workers: opts.Workers,
+		Registry: registry.Options{registry.WithNetworkPolicy(opts.RegistryNetworks)},
+	}); err != nil {
 		return err
 	}
 
