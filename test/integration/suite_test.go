@@ -161,13 +161,13 @@ func startControllers(admin *rest.Config) (func(), error) {
 	cluster.metricsURL = "http://" + metricsAddr + "/metrics"
 	cluster.healthURL = "http://" + healthAddr
 	mgr, err := controller.NewManager(cfg, controller.Options{
-		DeployerImage:           testDeployerImage,
-		Workers:                 2,
-		ImagePollInterval:       imagePollInterval,
+		DeployerImage:     testDeployerImage,
+		Workers:           2,
+		ImagePollInterval: imagePollInterval,
 		// Registries of these tests listen on 127.0.0.1, and only there:
 		// the rest of loopback stays refused, as without the flag
 		// (TestImageTriggerRefusesLoopbackRegistry).
-		RegistryNetworks: registry.NetworkPolicy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}},
+		RegistryNetworks:        registry.NetworkPolicy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}},
 		MetricsAddr:             metricsAddr,
 		HealthAddr:              healthAddr,
 		LeaderElection:          true,
