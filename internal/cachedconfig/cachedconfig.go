@@ -26,13 +26,6 @@ const TemplateAnnotation = dcv1.KeyPrefix + "cached-pod-template"
 // encoding. It is meant for the cache's transform, which owns the object.
 func Compact(dc *dcv1.DeploymentConfig) error {
 	if dc.Spec.Template == nil {
-		if _, forged := dc.Annotations[TemplateAnnotation]; forged {
-			// Someone wrote it on the object: it must not become the
-			// template Expand puts back.
-			annotations := maps.Clone(dc.Annotations)
-			delete(annotations, TemplateAnnotation)
-			dc.Annotations = annotations
-		}
 		return nil
 	}
 	data, err := json.Marshal(dc.Spec.Template)

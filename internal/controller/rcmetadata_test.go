@@ -2,6 +2,7 @@ package controller
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -91,14 +92,15 @@ func TestRCMetadataOutcomes(t *testing.T) {
 		if got := configSummary(slim); got.TemplateHash != want.TemplateHash || got.Test {
 			t.Errorf("summary of the cached New RC = %+v, want that of its encoding %+v", got, want)
 		}
-		noTemplate := dc.DeepCopy()
-		noTemplate.Spec.Template = nil
-		noTemplate.Annotations = map[string]string{cachedconfig.TemplateAnnotation: `{"spec":{"containers":[{"name":"x","image":"evil"}]}}`}
-		if err := cachedconfig.Compact(noTemplate); err != nil {
+		// The CRD requires a template, so the cache's encoding of it
+		// always replaces one written by hand on a DeploymentConfig.
+		forgedDC := dc.DeepCopy()
+		forgedDC.Annotations = map[string]string{cachedconfig.TemplateAnnotation: `{"spec":{"containers":[{"name":"x","image":"evil"}]}}`}
+		if err := cachedconfig.Compact(forgedDC); err != nil {
 			t.Fatal(err)
 		}
-		if err := cachedconfig.Expand(noTemplate); err != nil || noTemplate.Spec.Template != nil {
-			t.Errorf("a DC without a template got %v from a hand-written %s (err %v)", noTemplate.Spec.Template, cachedconfig.TemplateAnnotation, err)
+		if err := cachedconfig.Expand(forgedDC); err != nil || forgedDC.Spec.Template.Spec.Containers[0].Image != dc.Spec.Template.Spec.Containers[0].Image {
+			t.Errorf("a DC got the template %v from a hand-written %s (err %v)", forgedDC.Spec.Template, cachedconfig.TemplateAnnotation, err)
 		}
 	})
 }
@@ -156,4 +158,32 @@ func FuzzRCMetadata(f *testing.F) {
 		}
 		_ = computeStatus(dc, rcs, nil, active.CreationTimestamp)
 	})
+}
+
+// TestCachedTransformsAreIdempotent: client-go may pass an object the cache has
+// already slimmed through the transform again (on a relist); it must come
+// out as it went in. (Dropping a summary that stood in for the encoding
+// made every deployment look made from another template after a
+// kube-apiserver restart: make chaos caught the extra rollouts.)
+func TestCachedTransformsAreIdempotent(t *testing.T) {
+	for _, phase := range []dcv1.DeploymentPhase{dcv1.DeploymentPhaseNew, dcv1.DeploymentPhaseRunning, dcv1.DeploymentPhaseComplete} {
+		once := cached(t, rcOf(t, testDC(nil), 2, phase, 1))
+		twice := cached(t, once.DeepCopy())
+		if !reflect.DeepEqual(once.Annotations, twice.Annotations) {
+			t.Errorf("%s: transformed again, annotations %v; want %v", phase, twice.Annotations, once.Annotations)
+		}
+		if s := configSummary(twice); s.Error != "" || !templateMatches(testDC(nil), twice) {
+			t.Errorf("%s: transformed again, summary %+v no longer matches the template", phase, s)
+		}
+	}
+	dc := testDC(nil)
+	if _, err := transformDC(dc); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := transformDC(dc); err != nil {
+		t.Fatal(err)
+	}
+	if err := cachedconfig.Expand(dc); err != nil || dc.Spec.Template == nil || dc.Spec.Template.Spec.Containers[0].Image != "img:1" {
+		t.Errorf("a DC transformed twice expands to %v (err %v)", dc.Spec.Template, err)
+	}
 }
