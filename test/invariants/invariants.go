@@ -174,6 +174,12 @@ func (c *Checker) observe(obj any) {
 		c.checkImages(o)
 		c.checkOrder(o.Namespace, dc)
 		c.checkController(o)
+		if deployment.Phase(o) != dcv1.DeploymentPhaseRunning {
+			// A retry runs the same deployment again: from scratch.
+			c.mu.Lock()
+			delete(c.rollouts, o.UID)
+			c.mu.Unlock()
+		}
 		c.checkAvailability(o.Namespace, dc)
 	}
 }

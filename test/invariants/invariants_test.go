@@ -50,6 +50,7 @@ func (w *world) rc(version int64, phase dcv1.DeploymentPhase) *corev1.Replicatio
 		w.t.Fatal(err)
 	}
 	rc.Annotations[dcv1.DeploymentPhaseAnnotation] = string(phase)
+	rc.UID = types.UID(rc.Name)
 	w.put(w.rcs, rc)
 	return rc
 }
@@ -237,6 +238,18 @@ func TestAvailability(t *testing.T) {
 			w.deleting(a) // none available, but 2 never were: no violation
 			w.readyPod("c", second, true)
 			w.readyPod("d", second, true)
+		},
+	}, {
+		name: "a retried rollout starts afresh",
+		steps: func(w *world, first, second *corev1.ReplicationController) {
+			c, d := w.readyPod("c", second, true), w.readyPod("d", second, true)
+			failed := second.DeepCopy()
+			failed.Annotations[dcv1.DeploymentPhaseAnnotation] = string(dcv1.DeploymentPhaseFailed)
+			w.put(w.rcs, failed)
+			w.deleting(c) // the fall-back scales the failed deployment down
+			w.deleting(d)
+			w.put(w.rcs, second) // rollout retry: Running again, from 0
+			w.readyPod("e", second, false)
 		},
 	}, {
 		name: "a pod of a newer deployment: the stores are between rollouts",
