@@ -34,8 +34,9 @@ const (
 const samplePauseImage = "registry.k8s.io/pause:3.10"
 
 // realNodeControllerArgs are what the playground adds to config/default's
-// dc-controller arguments.
-var realNodeControllerArgs = []string{"--image-poll-interval=10s"}
+// dc-controller arguments: a faster image poll, and the node's registry
+// allowed (dc-controller refuses private addresses by default).
+var realNodeControllerArgs = []string{"--image-poll-interval=10s", realnode.AllowRegistryArg}
 
 // runUpReal is `dc-local up --node=real`: the same walkthrough as on kwok,
 // on a real kubelet with containerd, dc-controller installed from

@@ -38,6 +38,11 @@ const (
 // cluster's registry in image references.
 var RegistryHost = fmt.Sprintf("%s:%d", NodeIP, RegistryPort)
 
+// AllowRegistryArg is the dc-controller argument that lets image triggers
+// reach the cluster's registry: dc-controller refuses private addresses
+// unless told otherwise, and the registry's is one.
+var AllowRegistryArg = "--allow-registry-networks=" + NodeIP + "/32"
+
 // netnsDir is where `ip netns` keeps its namespaces' bind mounts.
 const netnsDir = "/run/netns"
 
