@@ -84,8 +84,9 @@ test-security: tools build ## Pod Security, RBAC and forbidden-user tests on a p
 	DC_BIN=$(BIN) go test -count=1 -timeout 10m ./test/security/
 
 .PHONY: tools-node
-tools-node:
+tools-node: ## The real node's tools: the control plane and kubelet (cached), and Debian's containerd, runc and CNI plugins.
 	hack/tools.sh etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet
+	hack/node-deps.sh
 
 .PHONY: test-node
 test-node: tools-node build ## End-to-end tests on a real node (kubelet, containerd, real containers; needs root).

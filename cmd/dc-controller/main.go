@@ -17,6 +17,7 @@ import (
 
 	"github.com/deployconfig/deployconfig/internal/controller"
 	"github.com/deployconfig/deployconfig/internal/imagetrigger"
+	"github.com/deployconfig/deployconfig/internal/registry"
 )
 
 // defaultDeployerImage is the image that ships dc-deploy (and a shell, and
@@ -40,6 +41,8 @@ func run() error {
 		namespaces string
 		qps        float64
 		burst      int
+		allowNets  string
+		denyNets   string
 	)
 	fs := flag.NewFlagSet("dc-controller", flag.ContinueOnError)
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "Path to a kubeconfig; empty means in-cluster or $KUBECONFIG.")
@@ -52,15 +55,24 @@ func run() error {
 	fs.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", "Address of the metrics endpoint; 0 turns it off.")
 	fs.StringVar(&opts.HealthAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; 0 turns them off.")
 	fs.DurationVar(&opts.ImagePollInterval, "image-poll-interval", imagetrigger.DefaultPollInterval, "How often each registry tag an ImageChange trigger watches is looked up (jittered; backs off from failing registries).")
+	fs.StringVar(&allowNets, strings.TrimPrefix(registry.AllowNetworksFlag, "--"), "", "Comma-separated CIDRs that image-trigger registry requests may connect to although they are loopback, link-local or private (refused by default: a trigger's registry is user input); e.g. the CIDR of an in-cluster registry.")
+	fs.StringVar(&denyNets, "deny-registry-networks", "", "Comma-separated CIDRs image-trigger registry requests never connect to, over --allow-registry-networks: e.g. a cluster's service or pod range outside the private ranges.")
 	fs.StringVar(&opts.PprofAddr, "pprof-bind-address", "0", "Address of net/http/pprof (profiles of CPU, heap, goroutines); 0 turns it off.")
 	fs.BoolVar(&opts.LeaderElection, "leader-elect", false, "Elect one active replica through a Lease.")
 	fs.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the pod's namespace).")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(fs)
-	if err := fs.Parse(os.Args[1:]); err != nil {
+	err := fs.Parse(os.Args[1:])
+	if err != nil {
 		return err
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	if opts.RegistryNetworks.Allow, err = registry.ParseNetworks(registry.AllowNetworksFlag, allowNets); err != nil {
+		return err
+	}
+	if opts.RegistryNetworks.Deny, err = registry.ParseNetworks("--deny-registry-networks", denyNets); err != nil {
+		return err
+	}
 
 	loading := clientcmd.NewDefaultClientConfigLoadingRules()
 	loading.ExplicitPath = kubeconfig

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/deployconfig/deployconfig/internal/imagetrigger"
 	"github.com/deployconfig/deployconfig/internal/playground"
 	"github.com/deployconfig/deployconfig/internal/podruntime"
+	"github.com/deployconfig/deployconfig/internal/registry"
 )
 
 const (
@@ -36,6 +38,10 @@ const (
 	controllerBurst = 30
 )
 
+// playgroundRegistryNetworks are the networks the playground's dc-controller
+// may reach registries on: loopback, where a user's local registry listens.
+const playgroundRegistryNetworks = "127.0.0.0/8,::1/128"
+
 // serveFlags are the flags of `dc-local serve`.
 type serveFlags struct {
 	deployerImage string
@@ -48,6 +54,8 @@ type serveFlags struct {
 	verbosity     int
 	// imagePollInterval is dc-controller's --image-poll-interval.
 	imagePollInterval time.Duration
+	// allowRegistryNetworks is dc-controller's --allow-registry-networks.
+	allowRegistryNetworks string
 	// controller runs dc-controller in serve; without it serve is only
 	// the pod runtime (see serve_controller.go).
 	controller bool
@@ -81,6 +89,8 @@ stopping the background one. Only one runs per cluster.`,
 	fl.IntVar(&f.runtimeBurst, "runtime-kube-api-burst", 100, "burst of the pod runtime's own client (a kubelet's default)")
 	fl.IntVar(&f.verbosity, "log-level", 0, "log verbosity (0: info, higher: more detail)")
 	fl.DurationVar(&f.imagePollInterval, "image-poll-interval", imagetrigger.DefaultPollInterval, "how often dc-controller looks up each registry tag an ImageChange trigger watches")
+	fl.StringVar(&f.allowRegistryNetworks, strings.TrimPrefix(registry.AllowNetworksFlag, "--"), playgroundRegistryNetworks,
+		"comma-separated CIDRs dc-controller's registry requests may connect to although loopback, link-local or private; the playground allows loopback, where local registries listen")
 	addControllerFlag(fl, f)
 	return cmd
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/deployconfig/deployconfig/internal/controller"
+	"github.com/deployconfig/deployconfig/internal/registry"
 )
 
 // addControllerFlag adds --controller, which lets serve run the pod runtime
@@ -31,6 +32,10 @@ func newController(cfg *rest.Config, f *serveFlags) (func(context.Context) error
 	if f.imagePollInterval <= 0 {
 		return nil, fmt.Errorf("--image-poll-interval %s: want a positive duration", f.imagePollInterval)
 	}
+	allow, err := registry.ParseNetworks(registry.AllowNetworksFlag, f.allowRegistryNetworks)
+	if err != nil {
+		return nil, err
+	}
 	mgr, err := controller.NewManager(controllerConfig(cfg), controller.Options{
 		DeployerImage: f.deployerImage,
 		Workers:       f.workers,
@@ -39,6 +44,7 @@ func newController(cfg *rest.Config, f *serveFlags) (func(context.Context) error
 		// The playground's registries are often local ones a user pushes
 		// to while trying triggers out, so the interval is a flag here too.
 		ImagePollInterval: f.imagePollInterval,
+		RegistryNetworks:  registry.NetworkPolicy{Allow: allow},
 	})
 	if err != nil {
 		return nil, err

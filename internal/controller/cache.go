@@ -41,12 +41,23 @@ func transformRC(obj any) (any, error) {
 	}
 	rc.ManagedFields = nil
 	rc.Spec.Template = nil
+	_, encoded := rc.Annotations[dcv1.EncodedDeploymentConfigAnnotation]
+	if _, summary := rc.Annotations[cachedSummaryAnnotation]; summary && encoded {
+		// Only the cache writes a summary, in place of the encoding; next
+		// to the encoding someone put it there by hand, and it would stand
+		// in for the encoded config. (An RC this transform has already
+		// slimmed has the summary and no encoding: client-go may pass it
+		// again, so the transform must leave it as it is.)
+		annotations := maps.Clone(rc.Annotations)
+		delete(annotations, cachedSummaryAnnotation)
+		rc.Annotations = annotations
+	}
 	if settled(rc) {
 		// Only the lookup of pods an RC manager has not reported on
 		// reads the selector.
 		rc.Spec.Selector = nil
 	}
-	if _, encoded := rc.Annotations[dcv1.EncodedDeploymentConfigAnnotation]; encoded && deployment.Phase(rc) != dcv1.DeploymentPhaseNew {
+	if encoded && deployment.Phase(rc) != dcv1.DeploymentPhaseNew {
 		summary, err := json.Marshal(deployment.Summarize(rc))
 		if err != nil {
 			return nil, fmt.Errorf("summarize replicationcontroller %s/%s: %w", rc.Namespace, rc.Name, err)

@@ -63,11 +63,18 @@ func (r *DeploymentConfigReconciler) Reconcile(ctx context.Context, req reconcil
 	dcv1.SetDefaults(dc)
 	original := dc.Status.DeepCopy()
 
+	// latestVersion is the DeploymentConfig's own, as in OpenShift: the
+	// version an RC claims (its annotation, which anyone who may edit RCs
+	// can write, or the name of an RC made by hand) never raises it, or
+	// the CRD's never-decreases rule would make a bogus value permanent.
+	// A DeploymentConfig created again over the RCs of an earlier one of
+	// the same name walks up to them: each version's RC already exists and
+	// is adopted (checkExisting), and its config change trigger fires
+	// until a deployment matches the template.
 	rcs, err := r.claimDeployments(ctx, dc)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	restoreLatestVersion(dc, rcs)
 
 	if dc.DeletionTimestamp != nil {
 		return r.writeStatus(ctx, dc, original, rcs, nil)
@@ -223,17 +230,6 @@ func releaseRC(ctx context.Context, c client.Client, rc *corev1.ReplicationContr
 		return fmt.Errorf("release replicationcontroller %s/%s: %w", rc.Namespace, rc.Name, client.IgnoreNotFound(err))
 	}
 	return nil
-}
-
-// restoreLatestVersion raises latestVersion to the newest deployment found:
-// a DeploymentConfig deleted with its RCs orphaned and created again carries
-// on from where it was.
-func restoreLatestVersion(dc *dcv1.DeploymentConfig, rcs []*corev1.ReplicationController) {
-	for _, rc := range rcs {
-		if v := deployment.Version(rc); v > dc.Status.LatestVersion {
-			dc.Status.LatestVersion = v
-		}
-	}
 }
 
 func findVersion(rcs []*corev1.ReplicationController, version int64) *corev1.ReplicationController {
@@ -397,6 +393,9 @@ func (r *DeploymentConfigReconciler) checkExisting(ctx context.Context, dc *dcv1
 	}
 	why := foreignReason(dc, existing)
 	if why == "" {
+		if err := r.adoptExisting(ctx, dc, existing); err != nil {
+			return err
+		}
 		return errCacheBehind
 	}
 	err = fmt.Errorf("replication controller %q already exists and it couldn't be adopted: %s; delete it and version %d rolls out",
@@ -408,10 +407,9 @@ func (r *DeploymentConfigReconciler) checkExisting(ctx context.Context, dc *dcv1
 
 // foreignReason says why an RC that holds the name of the latest
 // deployment is not that deployment, or "" when it is: the DeploymentConfig
-// controls it or adopts it from the cache (an orphan with its label), and it
-// is of the latest version. An RC the cache holds is never foreign; one
-// that stays out of the cache (no label) or that the cache cannot match to
-// the version would otherwise be waited for in silence.
+// controls it or adopts it (an orphan with its label). An RC the cache
+// holds is never foreign; one that stays out of the cache (no label) would
+// otherwise be waited for in silence.
 func foreignReason(dc *dcv1.DeploymentConfig, rc *corev1.ReplicationController) string {
 	ref := metav1.GetControllerOf(rc)
 	labelled := rc.Labels[dcv1.DeploymentConfigLabel] == dc.Name
@@ -423,9 +421,8 @@ func foreignReason(dc *dcv1.DeploymentConfig, rc *corev1.ReplicationController) 
 	case !labelled:
 		return fmt.Sprintf("it has no %s=%s label", dcv1.DeploymentConfigLabel, dc.Name)
 	}
-	if v := rc.Annotations[dcv1.DeploymentVersionAnnotation]; v != strconv.FormatInt(dc.Status.LatestVersion, 10) {
-		return fmt.Sprintf("its %s annotation is %q, not %d", dcv1.DeploymentVersionAnnotation, v, dc.Status.LatestVersion)
-	}
+	// The name, not the version annotation, says which version an RC is
+	// (a user can write the annotation).
 	return ""
 }
 
@@ -440,6 +437,23 @@ func hasOpenShiftKeys(rc *corev1.ReplicationController) bool {
 		}
 	}
 	return false
+}
+
+// adoptExisting takes in an RC of the latest version's name that carries
+// the DeploymentConfig's label (foreignReason found it ours): adopted when
+// it has no controller (left by an earlier DeploymentConfig of the same
+// name), as OpenShift claims it, and out of the settled set so that the
+// cache, and the next sync, see it.
+func (r *DeploymentConfigReconciler) adoptExisting(ctx context.Context, dc *dcv1.DeploymentConfig, rc *corev1.ReplicationController) error {
+	if metav1.GetControllerOf(rc) == nil {
+		if _, err := r.adopt(ctx, dc, rc); err != nil {
+			return err
+		}
+	}
+	if rc.Labels[dcv1.DeploymentSettledLabel] == settledValue {
+		return setSettled(ctx, r.Client, rc, false)
+	}
+	return nil
 }
 
 // isNamespaceTerminating reports whether err says the namespace is being

@@ -27,6 +27,9 @@ const (
 	EventFailedCancellation = "FailedCancellation"
 	EventFailedCreate       = "FailedCreate"
 	EventDeploymentFailed   = "DeploymentFailed"
+	// EventUnknownPhase: the RC's phase annotation holds a value
+	// deployconfig never writes (someone edited it); the deployment fails.
+	EventUnknownPhase = "UnknownDeploymentPhase"
 )
 
 // Status reasons the deployer controller records on a failed deployment.
@@ -35,6 +38,7 @@ const (
 	reasonDeployerPodNotCreated = "unable to create deployer pod"
 	reasonDeployerPodFailed     = "deployer pod failed"
 	reasonDeployerPodConflict   = "a pod named %q already exists and belongs to another deployment"
+	reasonUnknownPhase          = "unknown phase %q in annotation %s (expected New, Pending, Running, Complete or Failed)"
 )
 
 // podByDeployment indexes deployer and hook pods by their deployment (RC).
@@ -68,14 +72,56 @@ func (r *DeployerReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	switch phase := deployment.Phase(rc); phase {
-	case dcv1.DeploymentPhaseNew:
+	switch deployerStepOf(rc) {
+	case stepNew:
 		return r.syncNew(ctx, rc, pod)
-	case dcv1.DeploymentPhasePending, dcv1.DeploymentPhaseRunning:
+	case stepActive:
 		return reconcile.Result{}, r.syncActive(ctx, rc, pod)
-	default:
+	case stepTerminal:
 		return reconcile.Result{}, r.syncTerminal(ctx, rc)
+	default:
+		return reconcile.Result{}, r.failUnknownPhase(ctx, rc, deployment.Phase(rc))
 	}
+}
+
+// deployerStep is what the deployer controller does with a deployment.
+type deployerStep int
+
+const (
+	stepNew          deployerStep = iota // create the deployer pod
+	stepActive                           // follow the deployer pod
+	stepTerminal                         // tidy a finished deployment
+	stepUnknownPhase                     // fail a deployment of an unknown phase
+)
+
+// deployerStepOf decides the deployer controller's step from the
+// deployment's phase annotation, whatever its value.
+func deployerStepOf(rc *corev1.ReplicationController) deployerStep {
+	switch deployment.Phase(rc) {
+	case dcv1.DeploymentPhaseNew:
+		return stepNew
+	case dcv1.DeploymentPhasePending, dcv1.DeploymentPhaseRunning:
+		return stepActive
+	case dcv1.DeploymentPhaseComplete, dcv1.DeploymentPhaseFailed:
+		return stepTerminal
+	}
+	return stepUnknownPhase
+}
+
+// failUnknownPhase fails a deployment whose phase annotation holds a value
+// deployconfig never writes. Nothing can tell how far it got, and left
+// alone it would hold up its DeploymentConfig, which waits for every older
+// deployment to finish and for the latest to before it scales anything.
+// Failed lets the DeploymentConfig move on: the fall-back runs, and a new
+// rollout or a retry starts as after any failure. Its deployer pod, if one
+// is running, is stopped first, as a cancel does.
+func (r *DeployerReconciler) failUnknownPhase(ctx context.Context, rc *corev1.ReplicationController, phase dcv1.DeploymentPhase) error {
+	reason := fmt.Sprintf(reasonUnknownPhase, phase, dcv1.DeploymentPhaseAnnotation)
+	if !deployment.IsCancelled(rc) {
+		r.Recorder.Eventf(rc, nil, corev1.EventTypeWarning, EventUnknownPhase, "Deploy", "Deployment %q: %s", rc.Name, reason)
+		return cancelDeployment(ctx, r.Client, rc, reason)
+	}
+	return r.finishCancel(ctx, rc)
 }
 
 // deployerPod returns the deployment's deployer pod, or nil when there is none.
@@ -240,8 +286,14 @@ func podFinished(pod *corev1.Pod) bool {
 	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 }
 
-// podFailureReason says why a deployer pod failed, from its status.
+// podFailureReason says why a deployer pod failed, from its status. A pod
+// that failed because it is being deleted is "no longer there": a real
+// kubelet stops the deleted pod's container, so it reports Failed before it
+// goes, where kwok (and a pod deleted with no grace) just goes.
 func podFailureReason(pod *corev1.Pod) string {
+	if pod.DeletionTimestamp != nil {
+		return reasonDeployerPodGone
+	}
 	if pod.Status.Reason == "DeadlineExceeded" {
 		return "deployer pod exceeded its active deadline"
 	}

@@ -38,6 +38,7 @@ import (
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/imagetrigger"
+	"github.com/deployconfig/deployconfig/internal/registry"
 )
 
 // Options configure dc-controller.
@@ -63,6 +64,10 @@ type Options struct {
 	// ImagePollInterval is how often the image-trigger controller looks up
 	// each watched registry tag; zero means imagetrigger.DefaultPollInterval.
 	ImagePollInterval time.Duration
+	// RegistryNetworks says which addresses the image-trigger controller's
+	// registry requests may connect to; the zero value refuses loopback,
+	// link-local and private networks (see registry.NetworkPolicy).
+	RegistryNetworks registry.NetworkPolicy
 }
 
 // LeaderElectionID names the Lease replicas of dc-controller elect through.
@@ -140,7 +145,7 @@ func cacheOptions(namespaces []string) cache.Options {
 		ByObject: map[client.Object]cache.ByObject{
 			&dcv1.DeploymentConfig{}: {Transform: transformDC},
 			&corev1.ReplicationController{}: {
-				Label:     labels.NewSelector().Add(has(dcv1.DeploymentConfigLabel), lacks(dcv1.DeploymentSettledLabel)),
+				Label:     unsettledSelector(),
 				Transform: transformRC,
 			},
 			&corev1.Pod{}: {Label: labels.NewSelector().Add(has(dcv1.DeployerPodForDeploymentLabel)), Field: unfinished(), Transform: transformPod},
@@ -156,7 +161,7 @@ func settledCacheOptions(namespaces []string, scheme *runtime.Scheme) cache.Opti
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
 			&corev1.ReplicationController{}: {
-				Label:     labels.NewSelector().Add(has(dcv1.DeploymentSettledLabel)),
+				Label:     labels.NewSelector().Add(requirement(dcv1.DeploymentSettledLabel, selection.Equals, settledValue)),
 				Field:     fields.OneTermNotEqualSelector("status.replicas", "0"),
 				Transform: transformRC,
 			},
@@ -175,12 +180,20 @@ func withNamespaces(opts cache.Options, namespaces []string) cache.Options {
 	return opts
 }
 
-// has and lacks are the label requirements that a key is there, or not.
-func has(key string) labels.Requirement   { return requirement(key, selection.Exists) }
-func lacks(key string) labels.Requirement { return requirement(key, selection.DoesNotExist) }
+// unsettledSelector selects the RCs the manager's cache holds: those of a
+// DeploymentConfig but for the settled ones. Settled is the label's value
+// "true" and nothing else, as every reader of the label has it (settled.go):
+// an RC whose label someone set to another value stays in the cache, and
+// the controller labels it again once it settles.
+func unsettledSelector() labels.Selector {
+	return labels.NewSelector().Add(has(dcv1.DeploymentConfigLabel), requirement(dcv1.DeploymentSettledLabel, selection.NotEquals, settledValue))
+}
 
-func requirement(key string, op selection.Operator) labels.Requirement {
-	req, err := labels.NewRequirement(key, op, nil)
+// has is the label requirement that a key is there.
+func has(key string) labels.Requirement { return requirement(key, selection.Exists) }
+
+func requirement(key string, op selection.Operator, values ...string) labels.Requirement {
+	req, err := labels.NewRequirement(key, op, values)
 	if err != nil {
 		// The keys are constants; a bad one is a programming error.
 		panic(err)
@@ -262,7 +275,10 @@ func setup(mgr manager.Manager, opts Options) error {
 		return err
 	}
 
-	if err := imagetrigger.Setup(mgr, imagetrigger.Options{PollInterval: opts.ImagePollInterval, Workers: opts.Workers}); err != nil {
+	if err := imagetrigger.Setup(mgr, imagetrigger.Options{
+		PollInterval: opts.ImagePollInterval, Workers: opts.Workers,
+		Registry: registry.Options{registry.WithNetworkPolicy(opts.RegistryNetworks)},
+	}); err != nil {
 		return err
 	}
 

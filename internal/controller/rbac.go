@@ -27,9 +27,11 @@ import (
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;create
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles,verbs=create;patch
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles,verbs=create
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles,verbs=patch,resourceNames=deployconfig-deployer
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=create
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=deployconfig-system
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=create,namespace=deployconfig-system
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;update,namespace=deployconfig-system,resourceNames=dc-controller.deployconfig.io
 
 // DeployerRoleName names the Role and RoleBinding that give deployer pods
 // their permissions in a namespace.

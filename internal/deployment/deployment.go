@@ -45,6 +45,18 @@ func Phase(rc *corev1.ReplicationController) dcv1.DeploymentPhase {
 	return dcv1.DeploymentPhaseNew
 }
 
+// IsKnown reports whether a phase is one of the five deployconfig writes.
+// Anyone who may edit RCs can write another value; the deployer controller
+// fails such a deployment (see CanTransition).
+func IsKnown(p dcv1.DeploymentPhase) bool {
+	switch p {
+	case dcv1.DeploymentPhaseNew, dcv1.DeploymentPhasePending, dcv1.DeploymentPhaseRunning,
+		dcv1.DeploymentPhaseComplete, dcv1.DeploymentPhaseFailed:
+		return true
+	}
+	return false
+}
+
 // IsTerminal reports whether a phase is final (Complete or Failed).
 func IsTerminal(p dcv1.DeploymentPhase) bool {
 	return p == dcv1.DeploymentPhaseComplete || p == dcv1.DeploymentPhaseFailed
@@ -59,10 +71,14 @@ func IsCancelled(rc *corev1.ReplicationController) bool {
 
 // CanTransition reports whether a deployment may move from one phase to
 // another. Failed → New happens only through a user's retry, which does not
-// go through this check.
+// go through this check. A phase outside the known set may only move to
+// Failed: nothing can tell how far such a deployment got.
 func CanTransition(from, to dcv1.DeploymentPhase) bool {
 	if from == to {
 		return true
+	}
+	if !IsKnown(from) {
+		return to == dcv1.DeploymentPhaseFailed
 	}
 	switch from {
 	case dcv1.DeploymentPhaseNew:
@@ -75,14 +91,38 @@ func CanTransition(from, to dcv1.DeploymentPhase) bool {
 	return false
 }
 
-// Version returns the DeploymentConfig version the deployment was made for,
-// or 0 when the annotation is missing or malformed.
+// Version returns the DeploymentConfig version the deployment was made for.
+// An RC named <dc>-<version>, as every RC the controller makes is, has the
+// version of its name, which cannot change: the version annotation, which
+// anyone who may edit RCs can rewrite, then changes nothing. Any other RC
+// (one adopted by its label) has the version of its annotation, or 0 when
+// the annotation is missing or malformed.
 func Version(rc *corev1.ReplicationController) int64 {
+	if v, ok := NameVersion(rc.Labels[dcv1.DeploymentConfigLabel], rc.Name); ok {
+		return v
+	}
 	v, err := strconv.ParseInt(rc.Annotations[dcv1.DeploymentVersionAnnotation], 10, 64)
 	if err != nil || v < 0 {
 		return 0
 	}
 	return v
+}
+
+// NameVersion returns the version in the name of a DeploymentConfig's
+// deployment (Name's inverse), and whether name has that form.
+func NameVersion(dcName, name string) (int64, bool) {
+	if dcName == "" {
+		return 0, false
+	}
+	digits, ok := strings.CutPrefix(name, dcName+"-")
+	if !ok || digits == "" || digits[0] < '1' || digits[0] > '9' {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return v, true
 }
 
 // DesiredReplicas returns the replica count the deployer scales the

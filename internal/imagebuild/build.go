@@ -93,7 +93,7 @@ func recipes() []recipe {
 		{name: SampleAppImageName, pkg: "./cmd/dc-sample-app", binary: "dc-sample-app", ports: []string{"8080/tcp"},
 			// A shell, as most application images have: lifecycle hooks run
 			// `/bin/sh -c` in the application's image.
-			shell: true,
+			shell:       true,
 			description: "a sample HTTP application whose readiness and exit the environment controls, with a BusyBox /bin/sh for hooks"},
 	}
 }

@@ -50,6 +50,15 @@ type Options struct {
 	Registry registry.Options
 	// Clock is the time source; nil means the real clock.
 	Clock clock.WithTicker
+	// RequestBurst and RequestEvery are each namespace's budget of
+	// "resolve now" requests: RequestBurst at once, then one per
+	// RequestEvery (defaults DefaultRequestBurst, DefaultRequestEvery).
+	// A request over budget waits for its turn.
+	RequestBurst int
+	RequestEvery time.Duration
+	// RequestTimeout bounds the lookups of one request (default
+	// DefaultRequestTimeout).
+	RequestTimeout time.Duration
 }
 
 // Setup adds the image-trigger controller and its shared resolver to the
@@ -60,6 +69,15 @@ func Setup(mgr manager.Manager, opts Options) error {
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
+	}
+	if opts.RequestBurst <= 0 {
+		opts.RequestBurst = DefaultRequestBurst
+	}
+	if opts.RequestEvery <= 0 {
+		opts.RequestEvery = DefaultRequestEvery
+	}
+	if opts.RequestTimeout <= 0 {
+		opts.RequestTimeout = DefaultRequestTimeout
 	}
 	// Results that changed come back to the controller as events on this
 	// channel: one per subscribed DeploymentConfig.
@@ -94,6 +112,8 @@ func Setup(mgr manager.Manager, opts Options) error {
 		clock:     opts.Clock,
 		interval:  opts.PollInterval,
 		rand:      defaultRand,
+		budget:    newRequestBudget(opts.RequestBurst, opts.RequestEvery),
+		timeout:   opts.RequestTimeout,
 	}
 	// Status writes, the DeploymentConfig controller's bread and butter,
 	// change nothing this controller looks at.
@@ -125,6 +145,10 @@ type Reconciler struct {
 	clock     clock.PassiveClock
 	interval  time.Duration
 	rand      func() float64
+	// budget limits each namespace's "resolve now" requests (nil: no
+	// limit); timeout bounds one request's lookups (0: the lookup's own).
+	budget  *requestBudget
+	timeout time.Duration
 }
 
 // Reconcile syncs one DeploymentConfig.
@@ -153,6 +177,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, r.report(ctx, dc, "")
 	}
 
+	// A request over its namespace's budget waits: the triggers are
+	// synced as if nobody had asked, and the request is taken up once the
+	// namespace has budget again.
+	var retryRequest time.Duration
+	if token != "" {
+		if ok, wait := r.budget.take(dc.Namespace, r.clock.Now()); !ok {
+			log.FromContext(ctx).Info("resolve request over the namespace's budget; waiting", "wait", wait)
+			token, retryRequest = "", wait
+		}
+	}
 	outcomes, credErr := r.resolve(ctx, dc, triggers, token != "")
 	written, err := r.write(ctx, dc, outcomes, requestAnswer(token, outcomes))
 	if err != nil {
@@ -163,6 +197,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	if credErr != nil {
 		return reconcile.Result{}, credErr
+	}
+	if retryRequest > 0 {
+		return reconcile.Result{RequeueAfter: retryRequest}, nil
 	}
 	if !hasAutomatic(triggers) {
 		return reconcile.Result{}, nil
@@ -239,13 +276,27 @@ func (r *Reconciler) resolve(ctx context.Context, dc *dcv1.DeploymentConfig, tri
 		case t.err != nil:
 			o.err = t.err
 		case requested:
-			o.image, o.err = imageOf(t, r.resolver.Refresh(ctx, subscription(t.tag, kc)))
+			o.image, o.err = imageOf(t, r.refresh(ctx, subscription(t.tag, kc)))
 		default:
 			o.image, o.err = imageOf(t, results[t.index])
 		}
 		outcomes = append(outcomes, o)
 	}
 	return outcomes, nil
+}
+
+// refresh looks a tag up now for a request, within the request's time.
+func (r *Reconciler) refresh(ctx context.Context, s Subscription) Result {
+	if r.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, r.timeout)
+		defer cancel()
+	}
+	res := r.resolver.Refresh(ctx, s)
+	if r.timeout > 0 && errors.Is(res.Err, context.DeadlineExceeded) {
+		res.Err = fmt.Errorf("the registry did not answer within %s", r.timeout)
+	}
+	return res
 }
 
 // subscription returns the subscription to a tag with the credential the

@@ -118,9 +118,6 @@ func Up(ctx context.Context, o Options) (c *Cluster, err error) {
 			return nil, err
 		}
 	}
-	if err := checkNoOtherNode(o.Dir); err != nil {
-		return nil, err
-	}
 	if _, err := os.Stat(o.Dir); err == nil {
 		return nil, fmt.Errorf("real node %s: %s exists: the cluster is up or was not removed (remove it with 'dc-local down --node=real --name %s')", o.Name, o.Dir, o.Name)
 	}
@@ -165,22 +162,6 @@ func (c *Cluster) explain(err error, daemon string) error {
 	return fmt.Errorf("%w\n--- end of %s ---\n%s", err, c.logPath(daemon), lastLines(string(data), 15))
 }
 
-// checkNoOtherNode refuses to start a second real node beside one that
-// runs: each kubelet removes the pod cgroups under /kubepods that it does
-// not know, which would kill the other node's containers.
-func checkNoOtherNode(dir string) error {
-	others, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), "*"))
-	for _, other := range others {
-		if other == dir {
-			continue
-		}
-		if c, err := Open(other); err == nil && c.pid("kubelet") != 0 {
-			return fmt.Errorf("another real node runs (state in %s): one real node at a time per machine, since each kubelet removes the other's pod cgroups; remove it first ('dc-local down --node=real --name %s')", other, filepath.Base(other))
-		}
-	}
-	return nil
-}
-
 // binaries are the programs Up runs from Options.BinDir.
 var binaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kubectl", "dc-local"}
 
@@ -217,14 +198,17 @@ func (c *Cluster) prepare(ctx context.Context, o Options) error {
 		}
 	}
 	files := map[string]string{
-		c.path("containerd", "config.toml"):                          c.containerdConfig(ImageRef(PauseImage, o.Tag)),
+		c.path("containerd", "config.toml"):                         c.containerdConfig(ImageRef(PauseImage, o.Tag)),
 		c.path("containerd", "certs.d", RegistryHost, "hosts.toml"): registryHosts(),
-		c.path("cni", "net.d", "10-deployconfig.conflist"):           c.cniConfig(),
-		c.path("kubelet-config.yaml"):                                c.kubeletConfig(),
-		c.path("resolv.conf"):                                        "# the real-node cluster has no DNS\n",
+		c.path("cni", "net.d", "10-deployconfig.conflist"):          c.cniConfig(),
+		c.path("kubelet-config.yaml"):                               c.kubeletConfig(),
+		c.path("resolv.conf"):                                       "# the real-node cluster has no DNS\n",
 	}
 	if err := writeFiles(files); err != nil {
 		return fmt.Errorf("real node %s: %w", o.Name, err)
+	}
+	if err := c.createCgroupRoot(); err != nil {
+		return err
 	}
 	return createNetwork(ctx, c.Netns)
 }
@@ -456,7 +440,7 @@ func Delete(ctx context.Context, dir, bin string) error {
 	for _, d := range []string{"kube-apiserver", "etcd", "registry", "forwarder"} {
 		errs = append(errs, s.stop(ctx, d))
 	}
-	errs = append(errs, unmountAll(dir))
+	errs = append(errs, unmountAll(dir), s.removeCgroupRoot())
 	if s.Netns != "" {
 		errs = append(errs, deleteNetwork(ctx, s.Netns))
 	}

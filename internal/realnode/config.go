@@ -157,6 +157,7 @@ func (s *state) kubeletConfig() string {
 kind: KubeletConfiguration
 failCgroupV1: false
 cgroupDriver: cgroupfs
+cgroupRoot: %[8]s
 failSwapOn: false
 containerRuntimeEndpoint: unix://%[1]s
 address: %[2]s
@@ -184,7 +185,7 @@ evictionHard:
   imagefs.available: "1%%"
   imagefs.inodesFree: "1%%"
 `, s.containerdSocket(), NodeIP, s.pki("kubelet-serving.crt"), s.pki("kubelet-serving.key"),
-		s.pki("ca.crt"), s.path("pod-logs"), s.path("resolv.conf"))
+		s.pki("ca.crt"), s.path("pod-logs"), s.path("resolv.conf"), s.cgroupRoot())
 }
 
 // writeFiles writes a file per path, making directories as needed.

@@ -38,6 +38,11 @@ const (
 // cluster's registry in image references.
 var RegistryHost = fmt.Sprintf("%s:%d", NodeIP, RegistryPort)
 
+// AllowRegistryArg is the dc-controller argument that lets image triggers
+// reach the cluster's registry: dc-controller refuses private addresses
+// unless told otherwise, and the registry's is one.
+var AllowRegistryArg = "--allow-registry-networks=" + NodeIP + "/32"
+
 // netnsDir is where `ip netns` keeps its namespaces' bind mounts.
 const netnsDir = "/run/netns"
 
@@ -81,12 +86,13 @@ func deleteNetwork(ctx context.Context, ns string) error {
 	return nil
 }
 
-// Routes lists the namespace's routes (`ip route show table all`), for a
-// test to check that none leads out.
-func Routes(ctx context.Context, ns string) (string, error) {
-	out, err := exec.CommandContext(ctx, "ip", "-n", ns, "route", "show", "table", "all").CombinedOutput()
+// IP runs `ip -n NS ARGS...` and returns its output: a test reads the
+// namespace's links and routes with it to check that none leads out.
+func IP(ctx context.Context, ns string, args ...string) (string, error) {
+	full := append([]string{"-n", ns}, args...)
+	out, err := exec.CommandContext(ctx, "ip", full...).CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("routes of %s: %v: %s", ns, err, strings.TrimSpace(string(out)))
+		return "", fmt.Errorf("ip %s: %v: %s", strings.Join(full, " "), err, strings.TrimSpace(string(out)))
 	}
 	return string(out), nil
 }

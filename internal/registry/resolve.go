@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -75,15 +76,81 @@ func Resolve(ctx context.Context, tag name.Tag, auth authn.Authenticator, opts O
 		return desc.Digest, nil
 	}
 	var nerr net.Error
-	if errors.As(err, &nerr) || ctx.Err() != nil {
+	var refused *RefusedAddressError
+	if errors.As(err, &nerr) || errors.As(err, &refused) || ctx.Err() != nil {
 		// The registry was not reached: a GET would not be either.
-		return v1.Hash{}, fmt.Errorf("resolve %s: %w", tag, err)
+		return v1.Hash{}, fmt.Errorf("resolve %s: %w", tag, withoutBody(err))
 	}
 	got, getErr := remote.Get(tag, all...)
 	if getErr != nil {
-		return v1.Hash{}, fmt.Errorf("resolve %s: %w", tag, getErr)
+		return v1.Hash{}, fmt.Errorf("resolve %s: %w", tag, withoutBody(getErr))
 	}
 	return got.Digest, nil
+}
+
+// specErrorCodes are the error codes of the OCI distribution spec. A
+// registry's error body may name them; they are words of the spec, not of
+// the registry, so they may be repeated.
+var specErrorCodes = map[transport.ErrorCode]bool{
+	"BLOB_UNKNOWN": true, "BLOB_UPLOAD_INVALID": true, "BLOB_UPLOAD_UNKNOWN": true, "DIGEST_INVALID": true,
+	"MANIFEST_BLOB_UNKNOWN": true, "MANIFEST_INVALID": true, "MANIFEST_UNKNOWN": true, "NAME_INVALID": true,
+	"NAME_UNKNOWN": true, "SIZE_INVALID": true, "UNAUTHORIZED": true, "DENIED": true, "UNSUPPORTED": true,
+	"TOOMANYREQUESTS": true,
+}
+
+// knownCodes lists the spec's error codes a registry's answer names, as
+// " (CODE, ...)", or "".
+func knownCodes(terr *transport.Error) string {
+	var codes []string
+	for _, d := range terr.Errors {
+		if specErrorCodes[d.Code] && !slices.Contains(codes, string(d.Code)) {
+			codes = append(codes, string(d.Code))
+		}
+	}
+	if len(codes) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(codes, ", ") + ")"
+}
+
+// bodyFreeError is a registry error told without what the registry sent:
+// its message says what went wrong in words of our own (an HTTP status, an
+// address refused, a connection that failed), and it unwraps to the
+// original so that IsTransient still sees its kind.
+type bodyFreeError struct {
+	msg string
+	err error
+}
+
+func (e *bodyFreeError) Error() string { return e.msg }
+func (e *bodyFreeError) Unwrap() error { return e.err }
+
+// withoutBody returns err in words that carry nothing of a registry's
+// response: whoever can read a DeploymentConfig reads its trigger errors
+// (condition, events, the rollout latest answer), and a response body is
+// whatever the host behind a user-chosen address answered.
+func withoutBody(err error) error {
+	var refused *RefusedAddressError
+	var terr *transport.Error
+	var nerr net.Error
+	var msg string
+	switch {
+	case errors.As(err, &refused):
+		msg = refused.Error()
+	case errors.As(err, &terr):
+		msg = fmt.Sprintf("the registry answered HTTP %d %s%s", terr.StatusCode, http.StatusText(terr.StatusCode), knownCodes(terr))
+	case errors.Is(err, context.DeadlineExceeded):
+		msg = "the registry did not answer in time"
+	case errors.Is(err, context.Canceled):
+		msg = "the lookup was cancelled"
+	case errors.As(err, &nerr):
+		// Dial, DNS and TLS errors name addresses and causes, never
+		// response content.
+		msg = "cannot reach the registry: " + nerr.Error()
+	default:
+		msg = "the registry's answer is not a valid image manifest"
+	}
+	return &bodyFreeError{msg: msg, err: err}
 }
 
 // IsTransient reports whether an error says the registry, rather than the

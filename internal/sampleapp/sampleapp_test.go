@@ -57,10 +57,12 @@ func TestServeHTTP(t *testing.T) {
 		name     string
 		path     string
 		ready    bool
+		noVer    bool
 		wantCode int
 		wantBody string
 	}{
 		{name: "root", path: "/", wantCode: 200, wantBody: "hi from web-1 version v7\n"},
+		{name: "root without a version", path: "/", noVer: true, wantCode: 200, wantBody: "hi from web-1\n"},
 		{name: "healthz before ready", path: "/healthz", wantCode: 200, wantBody: "ok\n"},
 		{name: "readyz before ready", path: "/readyz", wantCode: 503, wantBody: "not ready\n"},
 		{name: "readyz when ready", path: "/readyz", ready: true, wantCode: 200, wantBody: "ready\n"},
@@ -68,7 +70,11 @@ func TestServeHTTP(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := NewServer(cfg, "web-1")
+			c := cfg
+			if tt.noVer {
+				c.Version = ""
+			}
+			s := NewServer(c, "web-1")
 			s.SetReady(tt.ready)
 			rec := httptest.NewRecorder()
 			s.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, tt.path, nil))

@@ -44,6 +44,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		fmt.Fprintln(w, "ready")
 	case "/":
+		if s.cfg.Version == "" {
+			fmt.Fprintf(w, "%s from %s\n", s.cfg.Message, s.hostname)
+			return
+		}
 		fmt.Fprintf(w, "%s from %s version %s\n", s.cfg.Message, s.hostname, s.cfg.Version)
 	default:
 		http.NotFound(w, r)

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +26,7 @@ import (
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/controller"
+	"github.com/deployconfig/deployconfig/internal/registry"
 )
 
 // cluster is the control plane every test of the package shares. It is set
@@ -159,9 +161,13 @@ func startControllers(admin *rest.Config) (func(), error) {
 	cluster.metricsURL = "http://" + metricsAddr + "/metrics"
 	cluster.healthURL = "http://" + healthAddr
 	mgr, err := controller.NewManager(cfg, controller.Options{
-		DeployerImage:           testDeployerImage,
-		Workers:                 2,
-		ImagePollInterval:       imagePollInterval,
+		DeployerImage:     testDeployerImage,
+		Workers:           2,
+		ImagePollInterval: imagePollInterval,
+		// Registries of these tests listen on 127.0.0.1, and only there:
+		// the rest of loopback stays refused, as without the flag
+		// (TestImageTriggerRefusesLoopbackRegistry).
+		RegistryNetworks:        registry.NetworkPolicy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}},
 		MetricsAddr:             metricsAddr,
 		HealthAddr:              healthAddr,
 		LeaderElection:          true,

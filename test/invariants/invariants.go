@@ -6,6 +6,9 @@
 //   - no deployer pod leaves a finished phase;
 //   - a Rolling rollout never runs more than desired + maxSurge pods (once
 //     it has added any);
+//   - a Rolling rollout never leaves fewer than desired - maxUnavailable
+//     pods available (once that many were), beyond the pods that stopped
+//     being available on their own (see checkAvailability);
 //   - no ReplicationController has an empty image;
 //   - every ReplicationController of a DeploymentConfig is controlled by it
 //     (by the DeploymentConfig of that name that exists, for RCs made since
@@ -63,6 +66,11 @@ type Checker struct {
 	violations []Violation
 	seen       map[string]bool // rule+detail already reported
 	finished   map[types.UID]corev1.PodPhase
+	// available is whether each application pod was available when last
+	// seen; rollouts is what checkAvailability remembers of each Rolling
+	// rollout, by its RC's UID.
+	available map[types.UID]bool
+	rollouts  map[types.UID]*rollingAvailability
 }
 
 // Start begins watching and returns once the caches are synced.
@@ -111,11 +119,13 @@ func Start(ctx context.Context, cfg *rest.Config, namespace string) (*Checker, e
 
 func newChecker(pods, rcs cache.Indexer) *Checker {
 	return &Checker{
-		pods:     pods,
-		rcs:      rcs,
-		stop:     func() {},
-		seen:     map[string]bool{},
-		finished: map[types.UID]corev1.PodPhase{},
+		pods:      pods,
+		rcs:       rcs,
+		stop:      func() {},
+		seen:      map[string]bool{},
+		finished:  map[types.UID]corev1.PodPhase{},
+		available: map[types.UID]bool{},
+		rollouts:  map[types.UID]*rollingAvailability{},
 	}
 }
 
@@ -153,6 +163,8 @@ func (c *Checker) observe(obj any) {
 		}
 		if dc := o.Labels[dcv1.DeploymentConfigSelectorLabel]; dc != "" {
 			c.checkSurge(o.Namespace, dc)
+			c.followAvailability(o, dc)
+			c.checkAvailability(o.Namespace, dc)
 		}
 	case *corev1.ReplicationController:
 		dc := o.Labels[dcv1.DeploymentConfigLabel]
@@ -162,6 +174,13 @@ func (c *Checker) observe(obj any) {
 		c.checkImages(o)
 		c.checkOrder(o.Namespace, dc)
 		c.checkController(o)
+		if deployment.Phase(o) != dcv1.DeploymentPhaseRunning {
+			// A retry runs the same deployment again: from scratch.
+			c.mu.Lock()
+			delete(c.rollouts, o.UID)
+			c.mu.Unlock()
+		}
+		c.checkAvailability(o.Namespace, dc)
 	}
 }
 
@@ -356,5 +375,149 @@ func (c *Checker) checkSurge(namespace, dc string) {
 		sort.Strings(live)
 		c.report("surge exceeded", fmt.Sprintf("dc %s/%s runs %d pods %v during %s, limit %d (desired %d + maxSurge %d)",
 			namespace, dc, len(live), live, active.Name, limit, desired, surge), active)
+	}
+}
+
+// rollingAvailability is what checkAvailability remembers of one Rolling
+// rollout.
+type rollingAvailability struct {
+	// reached is set once minAvailable pods were available during the
+	// rollout: a rollout that starts below (the first one, or one after the
+	// DeploymentConfig was scaled up) cannot be held to it before.
+	reached bool
+	// lost holds the pods that stopped being available on their own during
+	// the rollout: they went unready or finished without being deleted.
+	lost map[types.UID]bool
+}
+
+// podAvailable reports whether an application pod counts as available:
+// running, Ready and not being deleted. minReadySeconds is not waited for,
+// so the count is never below the RC manager's and a violation is never a
+// false alarm from a pod that was about to become available.
+func podAvailable(pod *corev1.Pod) bool {
+	if pod.DeletionTimestamp != nil || pod.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	for _, cond := range pod.Status.Conditions {
+		if cond.Type == corev1.PodReady {
+			return cond.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// followAvailability records an application pod's availability and, when
+// it stopped being available without being deleted (a crash, a failed
+// readiness probe, a kill), counts it against the Rolling rollout in
+// progress: the strategy removes pods only by scaling an RC down, which
+// deletes them.
+func (c *Checker) followAvailability(pod *corev1.Pod, dc string) {
+	now := podAvailable(pod)
+	c.mu.Lock()
+	was := c.available[pod.UID]
+	c.available[pod.UID] = now
+	c.mu.Unlock()
+	if !was || now || pod.DeletionTimestamp != nil {
+		return
+	}
+	active, _, ok := c.rollingRollout(pod.Namespace, dc)
+	if !ok {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.rolloutState(active).lost[pod.UID] = true
+}
+
+// rolloutState returns what is remembered of a rollout; the caller holds
+// c.mu.
+func (c *Checker) rolloutState(rc *corev1.ReplicationController) *rollingAvailability {
+	state := c.rollouts[rc.UID]
+	if state == nil {
+		state = &rollingAvailability{lost: map[types.UID]bool{}}
+		c.rollouts[rc.UID] = state
+	}
+	return state
+}
+
+// rollingRollout returns the DeploymentConfig's Running Rolling deployment
+// and the fewest pods it must keep available (desired - maxUnavailable,
+// resolved as OpenShift does: a percentage rounds down, and 1 when maxSurge
+// and maxUnavailable both come to 0), or false when none is running.
+func (c *Checker) rollingRollout(namespace, dc string) (*corev1.ReplicationController, int, bool) {
+	var active *corev1.ReplicationController
+	for _, rc := range c.deploymentsOf(namespace, dc) {
+		if deployment.Phase(rc) == dcv1.DeploymentPhaseRunning {
+			active = rc
+		}
+	}
+	if active == nil {
+		return nil, 0, false
+	}
+	config, err := deployment.DecodeConfig(active)
+	if err != nil || config.Spec.Strategy.Type != dcv1.DeploymentStrategyTypeRolling || config.Spec.Strategy.RollingParams == nil {
+		return nil, 0, false
+	}
+	desired, ok := deployment.DesiredReplicas(active)
+	if !ok {
+		return nil, 0, false
+	}
+	params := config.Spec.Strategy.RollingParams
+	surge, unavailable := 0, 0
+	if params.MaxSurge != nil {
+		if surge, err = intstr.GetScaledValueFromIntOrPercent(params.MaxSurge, int(desired), true); err != nil {
+			return nil, 0, false
+		}
+	}
+	if params.MaxUnavailable != nil {
+		if unavailable, err = intstr.GetScaledValueFromIntOrPercent(params.MaxUnavailable, int(desired), false); err != nil {
+			return nil, 0, false
+		}
+	}
+	if surge <= 0 && unavailable <= 0 {
+		unavailable = 1
+	}
+	return active, max(int(desired)-unavailable, 0), true
+}
+
+// checkAvailability: while a Rolling deployment is running, the
+// DeploymentConfig keeps at least desired - maxUnavailable pods available,
+// once it has had that many, but for pods that stopped being available on
+// their own since. The pods counted are those of the running deployment and
+// older ones; a pod of a newer deployment means the stores are between two
+// rollouts, and nothing is judged.
+func (c *Checker) checkAvailability(namespace, dc string) {
+	active, minAvailable, ok := c.rollingRollout(namespace, dc)
+	if !ok {
+		return
+	}
+	versions := map[string]int64{}
+	for _, rc := range c.deploymentsOf(namespace, dc) {
+		versions[rc.Name] = deployment.Version(rc)
+	}
+	var available []string
+	for _, obj := range c.pods.List() {
+		pod := obj.(*corev1.Pod)
+		if pod.Namespace != namespace || pod.Labels[dcv1.DeploymentConfigSelectorLabel] != dc {
+			continue
+		}
+		if v, known := versions[pod.Labels[dcv1.DeploymentSelectorLabel]]; !known || v > deployment.Version(active) {
+			return
+		}
+		if podAvailable(pod) {
+			available = append(available, pod.Name)
+		}
+	}
+	c.mu.Lock()
+	state := c.rolloutState(active)
+	if len(available) >= minAvailable {
+		state.reached = true
+	}
+	reached, lost := state.reached, len(state.lost)
+	c.mu.Unlock()
+	if reached && len(available)+lost < minAvailable {
+		sort.Strings(available)
+		c.report("availability dropped", fmt.Sprintf("dc %s/%s has %d pods available %v during %s, minimum %d (desired - maxUnavailable), %d stopped on their own",
+			namespace, dc, len(available), available, active.Name, minAvailable, lost), active)
 	}
 }

@@ -50,6 +50,7 @@ func (w *world) rc(version int64, phase dcv1.DeploymentPhase) *corev1.Replicatio
 		w.t.Fatal(err)
 	}
 	rc.Annotations[dcv1.DeploymentPhaseAnnotation] = string(phase)
+	rc.UID = types.UID(rc.Name)
 	w.put(w.rcs, rc)
 	return rc
 }
@@ -170,5 +171,105 @@ func TestEmptyImageAndOwners(t *testing.T) {
 	}
 	if err := Err(got); err == nil || !strings.Contains(err.Error(), "web-9") {
 		t.Errorf("Err() = %v, want it to name web-9", err)
+	}
+}
+
+// readyPod adds an application pod of a deployment, Ready or not.
+func (w *world) readyPod(name string, rc *corev1.ReplicationController, ready bool) *corev1.Pod {
+	status := corev1.ConditionFalse
+	if ready {
+		status = corev1.ConditionTrue
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID(name),
+		Labels: map[string]string{dcv1.DeploymentConfigSelectorLabel: "web", dcv1.DeploymentSelectorLabel: rc.Name}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: status}}}}
+	w.put(w.pods, pod)
+	return pod
+}
+
+// deleting marks a pod deleted, as an RC scaled down does.
+func (w *world) deleting(pod *corev1.Pod) {
+	pod = pod.DeepCopy()
+	now := metav1.Now()
+	pod.DeletionTimestamp = &now
+	w.put(w.pods, pod)
+}
+
+// TestAvailability walks a Rolling rollout of 2 replicas with maxSurge 1
+// and maxUnavailable 0 (the world's DC): 2 pods must stay available.
+func TestAvailability(t *testing.T) {
+	tests := []struct {
+		name  string
+		steps func(w *world, first, second *corev1.ReplicationController)
+		want  []string
+	}{{
+		name: "old pods deleted only once new ones are ready",
+		steps: func(w *world, first, second *corev1.ReplicationController) {
+			a, b := w.readyPod("a", first, true), w.readyPod("b", first, true)
+			w.readyPod("c", second, false)
+			w.readyPod("c", second, true)
+			w.deleting(a)
+			w.readyPod("d", second, true)
+			w.deleting(b)
+		},
+	}, {
+		name: "an old pod deleted before its replacement is ready",
+		steps: func(w *world, first, second *corev1.ReplicationController) {
+			a := w.readyPod("a", first, true)
+			w.readyPod("b", first, true)
+			w.readyPod("c", second, false)
+			w.deleting(a)
+		},
+		want: []string{"availability dropped"},
+	}, {
+		name: "a pod that went unready on its own is allowed for",
+		steps: func(w *world, first, second *corev1.ReplicationController) {
+			a := w.readyPod("a", first, true)
+			w.readyPod("b", first, true)
+			w.readyPod("b", first, false)
+			w.readyPod("c", second, true)
+			w.deleting(a)
+		},
+	}, {
+		name: "a rollout that starts below the minimum is held to it once reached",
+		steps: func(w *world, first, second *corev1.ReplicationController) {
+			a := w.readyPod("a", first, true)
+			w.readyPod("c", second, false)
+			w.deleting(a) // none available, but 2 never were: no violation
+			w.readyPod("c", second, true)
+			w.readyPod("d", second, true)
+		},
+	}, {
+		name: "a retried rollout starts afresh",
+		steps: func(w *world, first, second *corev1.ReplicationController) {
+			c, d := w.readyPod("c", second, true), w.readyPod("d", second, true)
+			failed := second.DeepCopy()
+			failed.Annotations[dcv1.DeploymentPhaseAnnotation] = string(dcv1.DeploymentPhaseFailed)
+			w.put(w.rcs, failed)
+			w.deleting(c) // the fall-back scales the failed deployment down
+			w.deleting(d)
+			w.put(w.rcs, second) // rollout retry: Running again, from 0
+			w.readyPod("e", second, false)
+		},
+	}, {
+		name: "a pod of a newer deployment: the stores are between rollouts",
+		steps: func(w *world, first, second *corev1.ReplicationController) {
+			a, b := w.readyPod("a", first, true), w.readyPod("b", first, true)
+			third := w.rc(3, dcv1.DeploymentPhaseNew)
+			w.readyPod("x", third, false)
+			w.deleting(a)
+			w.deleting(b)
+		},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(t)
+			maxUnavailable := intstr.FromInt32(0)
+			w.dc.Spec.Strategy.RollingParams.MaxUnavailable = &maxUnavailable
+			first := w.rc(1, dcv1.DeploymentPhaseComplete)
+			second := w.rc(2, dcv1.DeploymentPhaseRunning)
+			tt.steps(w, first, second)
+			w.wantRules(tt.want...)
+		})
 	}
 }

@@ -63,4 +63,3 @@ func TestConvertedOpenShiftCustomStrategy(t *testing.T) {
 		"canary: running smoke-test on half of "+dc.Name+"-1",
 		"--> Success")
 }
-

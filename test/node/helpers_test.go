@@ -204,4 +204,3 @@ func get(t *testing.T, pod corev1.Pod, path string) (int, string) {
 func hook(policy dcv1.LifecycleHookFailurePolicy, script string) *dcv1.LifecycleHook {
 	return rollout.ExecHook(policy, script)
 }
-

@@ -164,9 +164,10 @@ func setUp(ctx context.Context, dir, bin string) (*environment, error) {
 }
 
 // controllerArgs are what the suite adds to config/default's arguments:
-// a short image poll so that a push rolls out soon.
+// a short image poll so that a push rolls out soon, and the cluster's
+// registry allowed.
 func controllerArgs() []string {
-	return []string{"--image-poll-interval=2s"}
+	return []string{"--image-poll-interval=2s", realnode.AllowRegistryArg}
 }
 
 // teardownOnce returns a function that removes the cluster once, however

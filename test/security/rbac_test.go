@@ -48,6 +48,30 @@ func TestRolesHaveNoWildcardAndOnlyReadSecrets(t *testing.T) {
 	}
 }
 
+// Rules on objects the controller knows by name are limited to those names:
+// it patches (server-side applies) only the deployer Role and reads and
+// renews only its leader-election Lease. Creates cannot be limited (RBAC
+// does not know a created object's name), so they are rules of their own.
+func TestNamedObjectsOnlyByName(t *testing.T) {
+	named := map[string][]string{
+		"roles":  {controller.DeployerRoleName},
+		"leases": {controller.LeaderElectionID},
+	}
+	for _, r := range controllerRules(t) {
+		for _, resource := range r.Resources {
+			want, ok := named[resource]
+			if !ok {
+				continue
+			}
+			for _, verb := range r.Verbs {
+				if verb != "create" && !slices.Equal(r.ResourceNames, want) {
+					t.Errorf("%s: %s on %s for names %v, want only %v", r.where, verb, resource, r.ResourceNames, want)
+				}
+			}
+		}
+	}
+}
+
 // docs/security.md explains every resource the controller's roles name.
 func TestSecurityDocNamesEveryResource(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join(suite.Root, "docs", "security.md"))

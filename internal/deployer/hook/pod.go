@@ -80,13 +80,22 @@ func BuildPod(hook *dcv1.LifecycleHook, rc *corev1.ReplicationController, strate
 			ActiveDeadlineSeconds:         &activeDeadlineSeconds,
 			TerminationGracePeriodSeconds: ptr.To(terminationGracePeriod),
 			// Scheduling, identity and access as the application's pods
-			// have them, so the hook runs where and as they would.
-			NodeSelector:       copyMap(tmpl.NodeSelector),
-			Tolerations:        copyTolerations(tmpl.Tolerations),
-			ImagePullSecrets:   append([]corev1.LocalObjectReference(nil), tmpl.ImagePullSecrets...),
-			ServiceAccountName: tmpl.ServiceAccountName,
-			SecurityContext:    tmpl.SecurityContext.DeepCopy(),
-			DNSPolicy:          tmpl.DNSPolicy,
+			// have them, so the hook runs where and as they would, with no
+			// more than the template grants: a template that turns off its
+			// token, runs in a sandboxed runtime class or a user namespace
+			// gets hook pods that do too. Host namespaces and ports are not
+			// copied: a hook gets none.
+			NodeSelector:                 copyMap(tmpl.NodeSelector),
+			Tolerations:                  copyTolerations(tmpl.Tolerations),
+			Affinity:                     tmpl.Affinity.DeepCopy(),
+			PriorityClassName:            tmpl.PriorityClassName,
+			RuntimeClassName:             copyPtr(tmpl.RuntimeClassName),
+			ImagePullSecrets:             append([]corev1.LocalObjectReference(nil), tmpl.ImagePullSecrets...),
+			ServiceAccountName:           tmpl.ServiceAccountName,
+			AutomountServiceAccountToken: copyPtr(tmpl.AutomountServiceAccountToken),
+			SecurityContext:              tmpl.SecurityContext.DeepCopy(),
+			HostUsers:                    copyPtr(tmpl.HostUsers),
+			DNSPolicy:                    tmpl.DNSPolicy,
 		},
 	}
 	return pod, nil
@@ -222,6 +231,15 @@ func copyTolerations(in []corev1.Toleration) []corev1.Toleration {
 		out = append(out, *t.DeepCopy())
 	}
 	return out
+}
+
+// copyPtr returns a pointer to a copy of *p, or nil.
+func copyPtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }
 
 func copyMap(in map[string]string) map[string]string {

@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -311,4 +312,78 @@ func TestActiveDeadline(t *testing.T) {
 			t.Errorf("ActiveDeadline(now+%s) = %d, %v; want %d, error %t", tt.deadline.Sub(now), got, err, tt.want, tt.wantErr)
 		}
 	}
+}
+
+// TestBuildPodGetsWhatTheTemplateGrants: each setting of the template that
+// limits or places its pods reaches the hook pod as it is, and a template
+// that sets none gives a hook pod that sets none either.
+func TestBuildPodGetsWhatTheTemplateGrants(t *testing.T) {
+	tests := []struct {
+		name string
+		set  func(*corev1.PodSpec)
+		got  func(*corev1.Pod) any
+		want any
+	}{
+		{"automountServiceAccountToken", func(s *corev1.PodSpec) { s.AutomountServiceAccountToken = ptr.To(false) },
+			func(p *corev1.Pod) any { return p.Spec.AutomountServiceAccountToken }, ptr.To(false)},
+		{"runtimeClassName", func(s *corev1.PodSpec) { s.RuntimeClassName = ptr.To("gvisor") },
+			func(p *corev1.Pod) any { return p.Spec.RuntimeClassName }, ptr.To("gvisor")},
+		{"priorityClassName", func(s *corev1.PodSpec) { s.PriorityClassName = "low" },
+			func(p *corev1.Pod) any { return p.Spec.PriorityClassName }, "low"},
+		{"hostUsers", func(s *corev1.PodSpec) { s.HostUsers = ptr.To(false) },
+			func(p *corev1.Pod) any { return p.Spec.HostUsers }, ptr.To(false)},
+		{"affinity", func(s *corev1.PodSpec) {
+			s.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}}}}}}}}
+		}, func(p *corev1.Pod) any { return p.Spec.Affinity },
+			&corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}}}}}}}}},
+		{"pod securityContext", func(s *corev1.PodSpec) {
+			s.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
+		}, func(p *corev1.Pod) any { return p.Spec.SecurityContext },
+			&corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}},
+		{"container securityContext", func(s *corev1.PodSpec) {
+			s.Containers[0].SecurityContext = &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
+				Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}
+		}, func(p *corev1.Pod) any { return p.Spec.Containers[0].SecurityContext },
+			&corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
+				Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}},
+		// Host namespaces and ports: never, whatever the template says.
+		{"hostNetwork", func(s *corev1.PodSpec) { s.HostNetwork = true },
+			func(p *corev1.Pod) any { return p.Spec.HostNetwork }, false},
+		{"hostPID and hostIPC", func(s *corev1.PodSpec) { s.HostPID, s.HostIPC = true, true },
+			func(p *corev1.Pod) any { return p.Spec.HostPID || p.Spec.HostIPC }, false},
+		{"hostPort", func(s *corev1.PodSpec) {
+			s.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80, HostPort: 80}}
+		},
+			func(p *corev1.Pod) any { return p.Spec.Containers[0].Ports }, []corev1.ContainerPort(nil)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bare := testRC()
+			bare.Spec.Template.Spec.SecurityContext = nil
+			bare.Spec.Template.Spec.Containers[0].SecurityContext = nil
+			pod, err := BuildPod(execHook(dcv1.LifecycleHookFailurePolicyAbort, "app", nil), bare, nil, Pre, 60)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tt.got(pod); !apiequality.Semantic.DeepEqual(got, reflectZero(tt.want)) {
+				t.Errorf("from a template without it: %#v, want none", got)
+			}
+			rc := bare.DeepCopy()
+			tt.set(&rc.Spec.Template.Spec)
+			pod, err = BuildPod(execHook(dcv1.LifecycleHookFailurePolicyAbort, "app", nil), rc, nil, Pre, 60)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tt.got(pod); !apiequality.Semantic.DeepEqual(got, tt.want) {
+				t.Errorf("got %#v, want %#v", got, tt.want)
+			}
+		})
+	}
+}
+
+// reflectZero returns the zero value of v's type.
+func reflectZero(v any) any {
+	return reflect.Zero(reflect.TypeOf(v)).Interface()
 }
