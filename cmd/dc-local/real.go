@@ -61,12 +61,7 @@ func runUpReal(ctx context.Context, out io.Writer, g *globalFlags, f *upFlags) e
 		return err
 	}
 	fmt.Fprintln(out, "Installing dc-controller from config/default (2 replicas, leader election)...")
-	err = cluster.InstallController(ctx, bin, realnode.Controller{
-		Root:          root,
-		Image:         cluster.Image(imagebuild.ControllerImageName),
-		DeployerImage: cluster.Image(imagebuild.DeployerImageName),
-		Args:          realNodeControllerArgs,
-	})
+	err = cluster.InstallController(ctx, bin, realnode.Controller{Root: root, Args: realNodeControllerArgs})
 	if err != nil {
 		return err
 	}

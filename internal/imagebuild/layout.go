@@ -3,6 +3,7 @@ package imagebuild
 import (
 	"fmt"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 )
@@ -27,4 +28,13 @@ func WriteLayout(dir, tag string, images []Image) error {
 		}
 	}
 	return nil
+}
+
+// ByName indexes images by their repository name.
+func ByName(images []Image) map[string]v1.Image {
+	m := make(map[string]v1.Image, len(images))
+	for _, img := range images {
+		m[img.Name] = img.Image
+	}
+	return m
 }

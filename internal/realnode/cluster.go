@@ -20,11 +20,13 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/deployconfig/deployconfig/internal/imagebuild"
 )
 
 // PauseImage is the repository of the pod sandbox image Options.Images
 // must hold.
-const PauseImage = "deployconfig/pause"
+const PauseImage = imagebuild.PauseImageName
 
 // Options describes a real-node cluster.
 type Options struct {

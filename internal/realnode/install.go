@@ -19,6 +19,8 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
+
+	"github.com/deployconfig/deployconfig/internal/imagebuild"
 )
 
 // Where config/default puts dc-controller.
@@ -32,7 +34,8 @@ type Controller struct {
 	// Root is the deployconfig checkout (config/default is kustomized
 	// from it).
 	Root string
-	// Image and DeployerImage replace the images config/default names.
+	// Image and DeployerImage replace the images config/default names;
+	// when empty, the project's images in the cluster's registry.
 	Image, DeployerImage string
 	// Args are added to the controller's arguments.
 	Args []string
@@ -45,6 +48,12 @@ type Controller struct {
 // kustomize, then a server-side apply), with the images and arguments of
 // ctl, and waits until every replica of the controller is ready.
 func (c *Cluster) InstallController(ctx context.Context, bin string, ctl Controller) error {
+	if ctl.Image == "" {
+		ctl.Image = c.Image(imagebuild.ControllerImageName)
+	}
+	if ctl.DeployerImage == "" {
+		ctl.DeployerImage = c.Image(imagebuild.DeployerImageName)
+	}
 	manifest, err := c.controllerManifest(ctx, bin, ctl)
 	if err != nil {
 		return err

@@ -119,11 +119,10 @@ func setUp(ctx context.Context, dir, bin string) (*environment, error) {
 	if err != nil {
 		return nil, err
 	}
-	images := map[string]v1.Image{}
+	images := imagebuild.ByName(built)
 	refs := map[string]string{}
-	for _, img := range built {
-		images[img.Name] = img.Image
-		refs[img.Name] = realnode.ImageRef(img.Name, imageTag)
+	for name := range images {
+		refs[name] = realnode.ImageRef(name, imageTag)
 	}
 	cluster, err := realnode.Up(ctx, realnode.Options{
 		Name: filepath.Base(dir), Dir: dir, BinDir: bin, Images: images, Tag: imageTag, Log: os.Stderr,
@@ -131,12 +130,7 @@ func setUp(ctx context.Context, dir, bin string) (*environment, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = cluster.InstallController(ctx, bin, realnode.Controller{
-		Root:          root,
-		Image:         refs[imagebuild.ControllerImageName],
-		DeployerImage: refs[imagebuild.DeployerImageName],
-		Args:          controllerArgs(),
-	})
+	err = cluster.InstallController(ctx, bin, realnode.Controller{Root: root, Args: controllerArgs()})
 	if err != nil {
 		return nil, err
 	}

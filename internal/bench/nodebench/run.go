@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -101,10 +100,7 @@ func setUp(ctx context.Context, o Options, dir string, rep *Report) (*measurer, 
 	if err != nil {
 		return nil, fmt.Errorf("building the images: %w", err)
 	}
-	images := map[string]v1.Image{}
-	for _, img := range built {
-		images[img.Name] = img.Image
-	}
+	images := imagebuild.ByName(built)
 	fmt.Fprintf(o.Log, "Bringing the real node up (state in %s)...\n", dir)
 	cluster, err := realnode.Up(ctx, realnode.Options{
 		Name: filepath.Base(dir), Dir: dir, BinDir: o.BinDir, Images: images, Tag: imageTag, Log: o.Log,
@@ -113,11 +109,7 @@ func setUp(ctx context.Context, o Options, dir string, rep *Report) (*measurer, 
 		return nil, fmt.Errorf("bringing the real node up: %w", err)
 	}
 	fmt.Fprintln(o.Log, "Installing dc-controller from config/default...")
-	err = cluster.InstallController(ctx, o.BinDir, realnode.Controller{
-		Root:          o.Root,
-		Image:         cluster.Image(imagebuild.ControllerImageName),
-		DeployerImage: cluster.Image(imagebuild.DeployerImageName),
-	})
+	err = cluster.InstallController(ctx, o.BinDir, realnode.Controller{Root: o.Root})
 	if err != nil {
 		return nil, fmt.Errorf("installing dc-controller: %w", err)
 	}
