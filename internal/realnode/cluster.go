@@ -109,7 +109,7 @@ func Up(ctx context.Context, o Options) (c *Cluster, err error) {
 	if _, ok := o.Images[PauseImage]; !ok {
 		return nil, fmt.Errorf("real node %s: Options.Images has no %s", o.Name, PauseImage)
 	}
-	if err := EnsureHost(ctx, o.Log); err != nil {
+	if err := CheckHost(); err != nil {
 		return nil, err
 	}
 	if err := checkBinaries(o.BinDir); err != nil {
