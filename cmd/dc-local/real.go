@@ -87,7 +87,7 @@ func runUpReal(ctx context.Context, out io.Writer, g *globalFlags, f *upFlags) e
 	if rolloutErr == nil && len(dcs) > 0 {
 		showServing(ctx, out, cluster, pc.Clientset, namespace, dcs[0])
 	}
-	printRealNextSteps(out, cluster, bin, reused, time.Since(start), f.follow)
+	printRealNextSteps(out, g.name, cluster, bin, reused, time.Since(start), f.follow)
 	if rolloutErr != nil || !f.follow {
 		return rolloutErr
 	}
@@ -209,7 +209,7 @@ func showServing(ctx context.Context, out io.Writer, cluster *realnode.Cluster, 
 }
 
 // printRealNextSteps tells the user how to reach the real node.
-func printRealNextSteps(out io.Writer, cluster *realnode.Cluster, bin string, reused bool, took time.Duration, follow bool) {
+func printRealNextSteps(out io.Writer, name string, cluster *realnode.Cluster, bin string, reused bool, took time.Duration, follow bool) {
 	state := "started"
 	if reused {
 		state = "reused"
@@ -232,7 +232,7 @@ Then try:
                                           ask a sample pod (the cluster's network has no route out)
 
 The node keeps running until 'make down NODE=real' (or 'dc-local down --node=real').
-`, cluster.Netns[len("dc-"):], state, took.Round(100*time.Millisecond), where, cluster.Kubeconfig, bin,
+`, name, state, took.Round(100*time.Millisecond), where, cluster.Kubeconfig, bin,
 		realnode.ControllerNamespace, cluster.NetnsPath())
 	if follow {
 		fmt.Fprintln(out, "Showing dc-controller's log until Ctrl-C (the node keeps running):")

@@ -411,9 +411,6 @@ func Open(dir string) (*Cluster, error) {
 	return c, nil
 }
 
-// Down removes the cluster: see Delete.
-func (c *Cluster) Down(ctx context.Context, bin string) error { return Delete(ctx, c.Dir, bin) }
-
 // Delete stops and removes the cluster whose state is in dir, whoever
 // made it and whether or not that process still runs: the controllers
 // first (so nothing recreates pods), then every pod through the API server
