@@ -66,6 +66,9 @@ func Convert(data []byte, opts Options) (*Result, error) {
 		if len(doc) == 0 {
 			continue
 		}
+		if path, r := unprintable(doc, ""); path != "" {
+			return nil, fmt.Errorf("document %d: %s: contains the control character %U, which a manifest cannot hold", index, path[1:], r)
+		}
 		out, err := convertDocument(doc, opts, res)
 		if err != nil {
 			return nil, fmt.Errorf("document %d: %w", index, err)
