@@ -97,7 +97,7 @@ func runUpReal(ctx context.Context, out io.Writer, g *globalFlags, f *upFlags) e
 // buildImages builds the project's images and a tag that changes with
 // their content, so that a rebuilt image is pulled anew.
 func buildImages(ctx context.Context, root string) (map[string]v1.Image, string, error) {
-	built, err := imagebuild.Build(ctx, imagebuild.Options{Root: root, Version: "dev", Revision: gitRevision(ctx, root)})
+	built, err := imagebuild.Build(ctx, imagebuild.Options{Root: root, Version: "dev", Revision: imagebuild.GitRevision(ctx, root)})
 	if err != nil {
 		return nil, "", err
 	}
@@ -112,15 +112,6 @@ func buildImages(ctx context.Context, root string) (map[string]v1.Image, string,
 		fmt.Fprintf(h, "%s %s\n", img.Name, digest)
 	}
 	return images, "dev-" + hex.EncodeToString(h.Sum(nil))[:10], nil
-}
-
-// gitRevision is the checkout's commit, for the images' labels.
-func gitRevision(ctx context.Context, root string) string {
-	out, err := exec.CommandContext(ctx, "git", "-C", root, "rev-parse", "HEAD").Output()
-	if err != nil {
-		return "unknown"
-	}
-	return strings.TrimSpace(string(out))
 }
 
 // openOrStartRealNode reuses the real node called name when it runs

@@ -44,7 +44,7 @@ func run() error {
 		o.Version = git(ctx, o.Root, "dev", "describe", "--tags", "--always", "--dirty")
 	}
 	if o.Revision == "" {
-		o.Revision = git(ctx, o.Root, "unknown", "rev-parse", "HEAD")
+		o.Revision = imagebuild.GitRevision(ctx, o.Root)
 	}
 	images, err := imagebuild.Build(ctx, o)
 	if err != nil {

@@ -250,3 +250,15 @@ func shellEntries(busybox []byte) []entry {
 	}
 	return entries
 }
+
+// GitRevision is the commit checked out at root, for the revision label;
+// "unknown" when git cannot tell.
+func GitRevision(ctx context.Context, root string) string {
+	cmd := exec.CommandContext(ctx, "git", "rev-parse", "HEAD")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if rev := strings.TrimSpace(string(out)); err == nil && rev != "" {
+		return rev
+	}
+	return "unknown"
+}

@@ -22,7 +22,7 @@ import (
 func TestRolloutCompletesWhenTheLeaderIsKilled(t *testing.T) {
 	ns := namespace(t)
 	create(t, appDC(ns, "web", rollout.Options{Replicas: 2, Strategy: dcv1.DeploymentStrategyTypeRecreate,
-		Hooks: map[string]*dcv1.LifecycleHook{"pre": hook(dcv1.LifecycleHookFailurePolicyAbort, "echo waiting for the failover; sleep 8")}}))
+		Hooks: map[string]*dcv1.LifecycleHook{"pre": rollout.ExecHook(dcv1.LifecycleHookFailurePolicyAbort, "echo waiting for the failover; sleep 8")}}))
 	err := rollout.Poll(context.Background(), rolloutTimeout, func(ctx context.Context) (bool, error) {
 		_, rc, err := suite.dcs.Latest(ctx, ns, "web")
 		return rc != nil && deployment.Phase(rc) == dcv1.DeploymentPhaseRunning, err

@@ -197,10 +197,3 @@ func get(t *testing.T, pod corev1.Pod, path string) (int, string) {
 	}
 	return resp.StatusCode, string(body)
 }
-
-// hook is an execNewPod hook of the application's container running a
-// shell script (the sample application's image has a shell, as most
-// application images do).
-func hook(policy dcv1.LifecycleHookFailurePolicy, script string) *dcv1.LifecycleHook {
-	return rollout.ExecHook(policy, script)
-}

@@ -21,11 +21,11 @@ func TestHooksRunAsRealContainers(t *testing.T) {
 	t.Parallel()
 	ns := namespace(t)
 	dc := appDC(ns, "web", rollout.Options{Replicas: 2, Strategy: dcv1.DeploymentStrategyTypeRecreate, Hooks: map[string]*dcv1.LifecycleHook{
-		"pre": hook(dcv1.LifecycleHookFailurePolicyAbort, `echo "pre hook of $DC_DEPLOYMENT_NAME as uid $(id -u)"`),
+		"pre": rollout.ExecHook(dcv1.LifecycleHookFailurePolicyAbort, `echo "pre hook of $DC_DEPLOYMENT_NAME as uid $(id -u)"`),
 		// The scratch volume outlives the container's restart.
-		"mid": hook(dcv1.LifecycleHookFailurePolicyRetry,
+		"mid": rollout.ExecHook(dcv1.LifecycleHookFailurePolicyRetry,
 			`if [ -f /scratch/tried ]; then echo "mid hook: second attempt"; else touch /scratch/tried; echo "mid hook: first attempt fails"; exit 3; fi`),
-		"post": hook(dcv1.LifecycleHookFailurePolicyIgnore, `echo "post hook fails"; exit 1`),
+		"post": rollout.ExecHook(dcv1.LifecycleHookFailurePolicyIgnore, `echo "post hook fails"; exit 1`),
 	}})
 	spec := &dc.Spec.Template.Spec
 	spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
@@ -74,7 +74,7 @@ func TestAbortingHookFailsTheRollout(t *testing.T) {
 	requireComplete(t, ns, "web", 1)
 	err := suite.dcs.Update(context.Background(), ns, "web", func(dc *dcv1.DeploymentConfig) {
 		setEnv(&dc.Spec.Template.Spec.Containers[0], versionEnv, "2")
-		dc.Spec.Strategy.RecreateParams.Pre = hook(dcv1.LifecycleHookFailurePolicyAbort, `echo "migration failed" >&2; exit 1`)
+		dc.Spec.Strategy.RecreateParams.Pre = rollout.ExecHook(dcv1.LifecycleHookFailurePolicyAbort, `echo "migration failed" >&2; exit 1`)
 	})
 	if err != nil {
 		t.Fatal(err)

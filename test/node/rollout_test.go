@@ -85,11 +85,11 @@ func TestDeletedDeployerPodFailsTheRollout(t *testing.T) {
 	t.Parallel()
 	ns := namespace(t)
 	create(t, appDC(ns, "web", rollout.Options{Replicas: 2, Strategy: dcv1.DeploymentStrategyTypeRecreate,
-		Hooks: map[string]*dcv1.LifecycleHook{"pre": hook(dcv1.LifecycleHookFailurePolicyAbort, `echo "pre hook of $DC_DEPLOYMENT_NAME"; sleep 1`)}}))
+		Hooks: map[string]*dcv1.LifecycleHook{"pre": rollout.ExecHook(dcv1.LifecycleHookFailurePolicyAbort, `echo "pre hook of $DC_DEPLOYMENT_NAME"; sleep 1`)}}))
 	requireComplete(t, ns, "web", 1)
 	err := suite.dcs.Update(context.Background(), ns, "web", func(dc *dcv1.DeploymentConfig) {
 		setEnv(&dc.Spec.Template.Spec.Containers[0], versionEnv, "2")
-		dc.Spec.Strategy.RecreateParams.Pre = hook(dcv1.LifecycleHookFailurePolicyAbort, "sleep 600")
+		dc.Spec.Strategy.RecreateParams.Pre = rollout.ExecHook(dcv1.LifecycleHookFailurePolicyAbort, "sleep 600")
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/deployconfig/deployconfig/internal/bench/procstat"
+	"github.com/deployconfig/deployconfig/internal/bench/report"
 	"github.com/deployconfig/deployconfig/internal/bench/stats"
 )
 
-// Systems compared.
+// Systems compared, named as in the kwok benchmark's report.
 const (
-	SystemDC         = "DeploymentConfig"
-	SystemDeployment = "Deployment"
+	SystemDC         = report.SystemDC
+	SystemDeployment = report.SystemDeployment
 )
 
 // Report is everything one run of the node scenario measured.

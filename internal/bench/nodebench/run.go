@@ -95,8 +95,7 @@ func setUp(ctx context.Context, o Options, dir string, rep *Report) (*measurer, 
 	ctx, cancel := context.WithTimeout(ctx, setupTimeout)
 	defer cancel()
 	fmt.Fprintln(o.Log, "Building the images...")
-	revision := firstLine(ctx, "git", "-C", o.Root, "rev-parse", "HEAD")
-	built, err := imagebuild.Build(ctx, imagebuild.Options{Root: o.Root, Version: imageTag, Revision: revision})
+	built, err := imagebuild.Build(ctx, imagebuild.Options{Root: o.Root, Version: imageTag, Revision: imagebuild.GitRevision(ctx, o.Root)})
 	if err != nil {
 		return nil, fmt.Errorf("building the images: %w", err)
 	}
