@@ -9,6 +9,7 @@ import (
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
@@ -88,11 +89,14 @@ func TestStatusCountersNeverDecrease(t *testing.T) {
 }
 
 // setStatus reads dc afresh, changes its status and writes it through the
-// status subresource.
+// status subresource, again when the controller wrote the status in
+// between (a conflict says nothing of the validation under test).
 func setStatus(ctx context.Context, dc *dcv1.DeploymentConfig, change func(*dcv1.DeploymentConfigStatus)) error {
-	if err := cluster.client.Get(ctx, client.ObjectKeyFromObject(dc), dc); err != nil {
-		return err
-	}
-	change(&dc.Status)
-	return cluster.client.Status().Update(ctx, dc)
+	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		if err := cluster.client.Get(ctx, client.ObjectKeyFromObject(dc), dc); err != nil {
+			return err
+		}
+		change(&dc.Status)
+		return cluster.client.Status().Update(ctx, dc)
+	})
 }
