@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -100,15 +102,22 @@ func describeDetails(d *dcv1.DeploymentDetails) string {
 // that cannot be reached.
 func unusedAddress(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	// A socket bound but never listening keeps the port for the test (a
+	// port merely found free can be taken by another test's registry
+	// meanwhile), and connections to it are refused.
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
 	if err != nil {
-		t.Fatalf("finding a free loopback port: %v", err)
+		t.Fatalf("reserving a loopback port: %v", err)
 	}
-	addr := l.Addr().String()
-	if err := l.Close(); err != nil {
-		t.Fatalf("closing %s: %v", addr, err)
+	t.Cleanup(func() { _ = syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatalf("reserving a loopback port: %v", err)
 	}
-	return addr
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatalf("reserving a loopback port: %v", err)
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(sa.(*syscall.SockaddrInet4).Port))
 }
 
 // createPullSecret creates (or, when it exists, replaces) a
