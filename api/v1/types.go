@@ -110,7 +110,7 @@ type DeploymentConfigSpec struct {
 }
 
 // DeploymentStrategyType names a rollout strategy.
-// +kubebuilder:validation:Enum=Rolling;Recreate;Custom
+// +kubebuilder:validation:Enum=Rolling;Recreate;Custom;BlueGreen
 type DeploymentStrategyType string
 
 const (
@@ -121,6 +121,9 @@ const (
 	DeploymentStrategyTypeRecreate DeploymentStrategyType = "Recreate"
 	// DeploymentStrategyTypeCustom runs the user's own deployer image or command.
 	DeploymentStrategyTypeCustom DeploymentStrategyType = "Custom"
+	// DeploymentStrategyTypeBlueGreen brings the new deployment up beside the
+	// old one and switches Services to it.
+	DeploymentStrategyTypeBlueGreen DeploymentStrategyType = "BlueGreen"
 )
 
 // DeploymentStrategy describes how a rollout is performed.
@@ -147,6 +150,10 @@ type DeploymentStrategy struct {
 	// RollingParams are the parameters of the Rolling strategy.
 	// +optional
 	RollingParams *RollingDeploymentStrategyParams `json:"rollingParams,omitempty"`
+
+	// BlueGreenParams are the parameters of the BlueGreen strategy.
+	// +optional
+	BlueGreenParams *BlueGreenDeploymentStrategyParams `json:"blueGreenParams,omitempty"`
 
 	// Resources are the compute resources of the deployer pod.
 	// +optional
@@ -251,6 +258,13 @@ type RollingDeploymentStrategyParams struct {
 	// Post runs after the rollout has finished.
 	// +optional
 	Post *LifecycleHook `json:"post,omitempty"`
+
+	// Steps make the rollout a canary: each step sets the new deployment's
+	// share of the pods, pauses or runs an analysis. Without steps the
+	// rollout goes straight to 100%.
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	Steps []RollingStep `json:"steps,omitempty"`
 }
 
 // LifecycleHookFailurePolicy says what a failed hook does to the rollout.
@@ -282,6 +296,10 @@ type LifecycleHook struct {
 	// +kubebuilder:validation:MaxItems=32
 	// +optional
 	TagImages []TagImageHook `json:"tagImages,omitempty"`
+
+	// Analysis measures the new deployment with metric queries.
+	// +optional
+	Analysis *Analysis `json:"analysis,omitempty"`
 }
 
 // ExecNewPodHook runs a command in a pod made from one of the template's

@@ -1,0 +1,133 @@
+package v1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Analysis measures a new deployment with metric queries and decides whether
+// the rollout goes on. Its fields follow Argo Rollouts' AnalysisTemplate so that
+// queries carry over; conditions are CEL expressions over `result`.
+type Analysis struct {
+	// Interval is the time between two measurements, e.g. "30s".
+	// +optional
+	Interval metav1.Duration `json:"interval,omitempty"`
+
+	// Count is how many measurements are taken; the analysis succeeds when
+	// all were taken without reaching a limit.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	Count *int32 `json:"count,omitempty"`
+
+	// FailureLimit is how many failed measurements are tolerated; one more
+	// fails the analysis.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	FailureLimit *int32 `json:"failureLimit,omitempty"`
+
+	// ConsecutiveErrorLimit is how many measurements in a row may end in an
+	// error (the metric source unreachable, a query error) before the analysis
+	// fails.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	ConsecutiveErrorLimit *int32 `json:"consecutiveErrorLimit,omitempty"`
+
+	// Metrics are the measurements taken at each interval.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	Metrics []AnalysisMetric `json:"metrics"`
+}
+
+// AnalysisMetric is one query and the conditions that judge its result.
+type AnalysisMetric struct {
+	// Name identifies the metric in logs, events and status.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+
+	// Prometheus is the query that measures the metric.
+	Prometheus *PrometheusMetric `json:"prometheus"`
+
+	// SuccessCondition is a CEL expression over `result` that is true when a
+	// measurement succeeded.
+	// +optional
+	SuccessCondition string `json:"successCondition,omitempty"`
+
+	// FailureCondition is a CEL expression over `result` that is true when a
+	// measurement failed.
+	// +optional
+	FailureCondition string `json:"failureCondition,omitempty"`
+}
+
+// PrometheusMetric is a PromQL query against a Prometheus server.
+type PrometheusMetric struct {
+	// Address is the Prometheus server's base URL, e.g. http://prometheus.monitoring:9090.
+	Address string `json:"address"`
+
+	// Query is the PromQL query, a Go template that may use {{.Namespace}},
+	// {{.DeploymentConfig}}, {{.Deployment}} (the ReplicationController) and
+	// {{.Version}}.
+	Query string `json:"query"`
+}
+
+// RollingStep is one step of a canary rollout.
+type RollingStep struct {
+	// SetWeight is the share of the pods, in percent, that run the new
+	// deployment at the end of the step (by replica counts).
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	SetWeight *int32 `json:"setWeight,omitempty"`
+
+	// Pause waits for its duration, or without one until
+	// `kubectl dc rollout promote`.
+	// +optional
+	Pause *RolloutPause `json:"pause,omitempty"`
+
+	// Analysis measures the new deployment; a failed analysis fails the rollout.
+	// +optional
+	Analysis *Analysis `json:"analysis,omitempty"`
+}
+
+// RolloutPause halts a canary rollout.
+type RolloutPause struct {
+	// Duration is how long to wait, e.g. "5m"; without it the rollout waits
+	// for `kubectl dc rollout promote`.
+	// +optional
+	Duration *metav1.Duration `json:"duration,omitempty"`
+}
+
+// BlueGreenDeploymentStrategyParams are the parameters of the BlueGreen
+// strategy: the new deployment comes up at full size beside the old one and
+// Services are switched to it.
+type BlueGreenDeploymentStrategyParams struct {
+	// ActiveService is the Service that selects the live deployment.
+	// +kubebuilder:validation:MinLength=1
+	ActiveService string `json:"activeService"`
+
+	// PreviewService, if set, selects the new deployment before promotion.
+	// +optional
+	PreviewService string `json:"previewService,omitempty"`
+
+	// PrePromotionAnalysis measures the new deployment before the active
+	// Service switches to it.
+	// +optional
+	PrePromotionAnalysis *Analysis `json:"prePromotionAnalysis,omitempty"`
+
+	// AutoPromotionSeconds promotes the new deployment this long after it is
+	// ready; without it the rollout waits for `kubectl dc rollout promote`.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	AutoPromotionSeconds *int32 `json:"autoPromotionSeconds,omitempty"`
+
+	// ScaleDownDelaySeconds is how long the old deployment keeps its pods
+	// after the active Service switched away from it.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	ScaleDownDelaySeconds *int32 `json:"scaleDownDelaySeconds,omitempty"`
+
+	// TimeoutSeconds is how long to wait for the new deployment's pods to be
+	// ready.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	TimeoutSeconds *int64 `json:"timeoutSeconds,omitempty"`
+}
