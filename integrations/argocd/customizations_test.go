@@ -259,3 +259,50 @@ func TestPausedActionsRefuse(t *testing.T) {
 		})
 	}
 }
+
+// TestDocsSnippetMatchesTheScripts: the argocd-cm of docs/gitops.md holds
+// exactly the scripts tested here.
+func TestDocsSnippetMatchesTheScripts(t *testing.T) {
+	doc := readScript(t, filepath.Join("..", "..", "docs", "gitops.md"))
+	const marker = "<!-- argocd-cm: TestDocsSnippetMatchesTheScripts checks this block -->\n```yaml\n"
+	start := strings.Index(doc, marker)
+	if start < 0 {
+		t.Fatal("docs/gitops.md has no argocd-cm block")
+	}
+	block := doc[start+len(marker):]
+	block = block[:strings.Index(block, "```")]
+	var cm struct {
+		Data map[string]string `json:"data"`
+	}
+	// Fields other than data (apiVersion, metadata) are not compared.
+	if err := yaml.Unmarshal([]byte(block), &cm); err != nil {
+		t.Fatalf("argocd-cm block: %v", err)
+	}
+	dir := filepath.Join(root, "apps.deployconfig.io", "DeploymentConfig")
+	if got := cm.Data["resource.customizations.health.apps.deployconfig.io_DeploymentConfig"]; got != readScript(t, filepath.Join(dir, "health.lua")) {
+		t.Errorf("the health check of docs/gitops.md differs from health.lua:\n%s", got)
+	}
+	var actions struct {
+		Discovery   string `json:"discovery.lua"`
+		Definitions []struct {
+			Name   string `json:"name"`
+			Action string `json:"action.lua"`
+		} `json:"definitions"`
+	}
+	if err := yaml.UnmarshalStrict([]byte(cm.Data["resource.customizations.actions.apps.deployconfig.io_DeploymentConfig"]), &actions); err != nil {
+		t.Fatalf("actions of docs/gitops.md: %v", err)
+	}
+	if actions.Discovery != readScript(t, filepath.Join(dir, "actions", "discovery.lua")) {
+		t.Errorf("discovery.lua of docs/gitops.md differs:\n%s", actions.Discovery)
+	}
+	var names []string
+	for _, d := range actions.Definitions {
+		names = append(names, d.Name)
+		if d.Action != readScript(t, filepath.Join(dir, "actions", d.Name, "action.lua")) {
+			t.Errorf("action %s of docs/gitops.md differs:\n%s", d.Name, d.Action)
+		}
+	}
+	if got := strings.Join(names, ","); got != "latest,cancel,retry,pause,resume" {
+		t.Errorf("docs/gitops.md defines actions %s", got)
+	}
+}
