@@ -128,7 +128,9 @@ func TestAnalysisWhenPrometheusGoesDown(t *testing.T) {
 			}
 			if !tc.comesBack {
 				rc := requirePhase(t, ns, "web", 1, dcv1.DeploymentPhaseFailed)
-				assertInOrder(t, deployerLog(t, ns, "web"),
+				log := deployerLog(t, ns, "web")
+				t.Logf("kubectl dc logs web:\n%s", log)
+				assertInOrder(t, log,
 					`Error (1 in a row, consecutiveErrorLimit 2): query `+prom.URL(),
 					`Error (2 in a row, consecutiveErrorLimit 2)`,
 					`Error (3 in a row, consecutiveErrorLimit 2)`,
@@ -145,7 +147,9 @@ func TestAnalysisWhenPrometheusGoesDown(t *testing.T) {
 				t.Fatal(err)
 			}
 			requireComplete(t, ns, "web", 1)
-			assertInOrder(t, deployerLog(t, ns, "web"),
+			log := deployerLog(t, ns, "web")
+			t.Logf("kubectl dc logs web:\n%s", log)
+			assertInOrder(t, log,
 				`measurement #1: Successful`,
 				`Error (1 in a row, consecutiveErrorLimit 30): query `+prom.URL(),
 				`--> post: analysis Successful: `,
