@@ -182,6 +182,7 @@ func TestProgressingCondition(t *testing.T) {
 	}{
 		{"new", dc, rcOf(t, dc, 1, dcv1.DeploymentPhaseNew, 0), nil, corev1.ConditionTrue, dcv1.NewReplicationControllerCreatedReason},
 		{"create failed", dc, nil, fmt.Errorf("quota"), corev1.ConditionFalse, dcv1.ReplicationControllerCreateErrorReason},
+		{"invalid analysis", dc, nil, fmt.Errorf("sync: %w", &InvalidAnalysisError{Version: 1}), corev1.ConditionFalse, dcv1.InvalidAnalysisReason},
 		{"pending", dc, rcOf(t, dc, 1, dcv1.DeploymentPhasePending, 0), nil, corev1.ConditionUnknown, dcv1.ReplicationControllerUpdatedReason},
 		{"running", dc, rcOf(t, dc, 1, dcv1.DeploymentPhaseRunning, 0), nil, corev1.ConditionTrue, dcv1.ReplicationControllerUpdatedReason},
 		{"complete", dc, rcOf(t, dc, 1, dcv1.DeploymentPhaseComplete, 4), nil, corev1.ConditionTrue, dcv1.NewReplicationControllerAvailableReason},

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -84,8 +85,13 @@ func progressingCondition(dc *dcv1.DeploymentConfig, latest *corev1.ReplicationC
 		return cond(corev1.ConditionUnknown, dcv1.PausedConfigReason, "Deployment config is paused")
 	}
 	if createErr != nil {
-		// As OpenShift's, the message is the error, which names the RC.
-		return cond(corev1.ConditionFalse, dcv1.ReplicationControllerCreateErrorReason, createErr.Error())
+		// As OpenShift's, the message is the error, which names the RC (or,
+		// for an analysis the API server could not check, the field).
+		reason := dcv1.ReplicationControllerCreateErrorReason
+		if invalid := (*InvalidAnalysisError)(nil); errors.As(createErr, &invalid) {
+			reason = invalid.ConditionReason()
+		}
+		return cond(corev1.ConditionFalse, reason, createErr.Error())
 	}
 	if latest == nil {
 		if wasPaused(dc) {

@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 )
@@ -73,7 +72,7 @@ func TestControllerRefusesInvalidAnalysis(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			name := fmt.Sprintf("bad-%d", i)
 			mustCreate(t, newDC(ns, name, func(dc *dcv1.DeploymentConfig) { dc.Spec.Strategy = tc.strategy }))
-			waitCondition(t, ns, name, dcv1.DeploymentProgressing, corev1.ConditionFalse, dcv1.ReplicationControllerCreateErrorReason)
+			waitCondition(t, ns, name, dcv1.DeploymentProgressing, corev1.ConditionFalse, dcv1.InvalidAnalysisReason)
 			for _, c := range getDC(t, ns, name).Status.Conditions {
 				if c.Type == dcv1.DeploymentProgressing && (!strings.Contains(c.Message, tc.field) || !strings.Contains(c.Message, tc.detail)) {
 					t.Errorf("Progressing message %q does not name %s with %q", c.Message, tc.field, tc.detail)
@@ -91,25 +90,5 @@ func TestControllerRefusesInvalidAnalysis(t *testing.T) {
 			dc.Spec.Strategy.RollingParams.Pre.Analysis.Metrics[0].SuccessCondition = "result[0] < 0.05"
 		})
 		waitRC(t, ns, "bad-0-1", "created", func(*corev1.ReplicationController) bool { return true })
-	})
-}
-
-// waitEventMessage waits for an event with that reason about the named
-// object whose message contains text.
-func waitEventMessage(t *testing.T, ns, objectName, reason, text string) {
-	t.Helper()
-	waitFor(t, fmt.Sprintf("event %s on %s naming %s", reason, objectName, text), func(ctx context.Context) (bool, string, error) {
-		events := &corev1.EventList{}
-		if err := cluster.client.List(ctx, events, client.InNamespace(ns)); err != nil {
-			return false, "", err
-		}
-		var seen []string
-		for _, e := range events.Items {
-			if e.InvolvedObject.Name == objectName && e.Reason == reason && strings.Contains(e.Message, text) {
-				return true, "", nil
-			}
-			seen = append(seen, e.InvolvedObject.Name+":"+e.Reason+":"+e.Message)
-		}
-		return false, fmt.Sprintf("%v", seen), nil
 	})
 }
