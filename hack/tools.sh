@@ -16,6 +16,9 @@ KUBE_MINOR=37
 ETCD_VERSION=$(awk '$1 == "go.etcd.io/etcd/server/v3" {print $2}' "$root/hack/tools/go.mod")
 KWOK_VERSION=v0.8.0
 CONTROLLER_TOOLS_VERSION=v0.23.0
+# Helm 4 from its Go module (its go.mod has no replace directives, so
+# go install builds it as released).
+HELM_VERSION=v4.3.1
 
 mkdir -p "$bin" "$cache"
 
@@ -45,24 +48,27 @@ build_kube() {
   link "$name" "$version"
 }
 
-# install_module NAME PACKAGE VERSION: go install a command at a pinned version.
+# install_module NAME PACKAGE VERSION [LDFLAGS]: go install a command at a
+# pinned version.
 install_module() {
-  local name=$1 pkg=$2 version=$3
+  local name=$1 pkg=$2 version=$3 ldflags=${4:-}
   link "$name" "$version" && return 0
   echo "building $name $version (first time only)..." >&2
   mkdir -p "$cache/$name-$version"
-  GOBIN="$cache/$name-$version" go install "$pkg@$version"
+  GOBIN="$cache/$name-$version" go install -ldflags "$ldflags" "$pkg@$version"
   link "$name" "$version"
 }
 
 want=("$@")
-[[ ${#want[@]} -gt 0 ]] || want=(controller-gen etcd kube-apiserver kubectl kube-controller-manager kube-scheduler kwok kwokctl)
+[[ ${#want[@]} -gt 0 ]] || want=(controller-gen etcd kube-apiserver kubectl kube-controller-manager kube-scheduler kwok kwokctl helm)
 
 for tool in "${want[@]}"; do
   case "$tool" in
     controller-gen) install_module controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen "$CONTROLLER_TOOLS_VERSION" ;;
     kwok) install_module kwok sigs.k8s.io/kwok/cmd/kwok "$KWOK_VERSION" ;;
     kwokctl) install_module kwokctl sigs.k8s.io/kwok/cmd/kwokctl "$KWOK_VERSION" ;;
+    # The release builds set the version helm prints; go install does not.
+    helm) install_module helm helm.sh/helm/v4/cmd/helm "$HELM_VERSION" "-X helm.sh/helm/v4/internal/version.version=$HELM_VERSION" ;;
     etcd) build_kube etcd go.etcd.io/etcd/server/v3 "$ETCD_VERSION" ;;
     kube-apiserver | kube-controller-manager | kube-scheduler | kubectl | kubelet)
       build_kube "$tool" "k8s.io/kubernetes/cmd/$tool" "$KUBE_VERSION" ;;
