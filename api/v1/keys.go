@@ -132,3 +132,30 @@ const (
 	MinimumReplicasAvailableReason          = "MinimumReplicasAvailable"
 	MinimumReplicasUnavailableReason        = "MinimumReplicasUnavailable"
 )
+
+// Reasons of the Ready, Reconciling and Stalled conditions (kstatus). The
+// three carry the same reason and message: the one that is True says what
+// state the DeploymentConfig is in, the others say why they are False.
+const (
+	// RolloutCompleteReason: the latest rollout is Complete and its pods
+	// are available (Ready).
+	RolloutCompleteReason = "RolloutComplete"
+	// ManualRolloutReason: no trigger starts a rollout of this spec; one
+	// starts with `kubectl dc rollout latest` (Ready).
+	ManualRolloutReason = "ManualRollout"
+	// RolloutPendingReason: the latest version's deployment is not created
+	// yet (Reconciling).
+	RolloutPendingReason = "RolloutPending"
+	// RolloutInProgressReason: the latest rollout runs (Reconciling).
+	RolloutInProgressReason = "RolloutInProgress"
+	// ReplicasNotReadyReason: the latest rollout is Complete but the pods do
+	// not match spec.replicas yet (Reconciling).
+	ReplicasNotReadyReason = "ReplicasNotReady"
+	// WaitingForImageReason: an automatic ImageChange trigger has not
+	// resolved its first image (Reconciling).
+	WaitingForImageReason = "WaitingForImage"
+	// PausedReason: the DeploymentConfig is paused (Reconciling).
+	PausedReason = "Paused"
+	// RolloutFailedReason: the latest rollout failed (Stalled).
+	RolloutFailedReason = "RolloutFailed"
+)

@@ -27,6 +27,10 @@ type DeploymentConfig struct {
 	Spec DeploymentConfigSpec `json:"spec"`
 
 	// Status is the most recently observed state, written by the controller.
+	// It defaults to an empty status whose observedGeneration is 0, so that a
+	// DeploymentConfig the controller has not synced yet reads as not
+	// observed (kstatus: InProgress) rather than as having no status at all.
+	// +kubebuilder:default={observedGeneration: 0}
 	// +optional
 	Status DeploymentConfigStatus `json:"status,omitempty"`
 }
@@ -417,9 +421,11 @@ type DeploymentConfigStatus struct {
 	// +optional
 	LatestVersion int64 `json:"latestVersion"`
 
-	// ObservedGeneration is the spec generation the controller last acted on.
-	// It never decreases.
+	// ObservedGeneration is the spec generation the controller last acted on:
+	// it fired the triggers of that spec, and the write that raises it carries
+	// the latestVersion and conditions that follow from it. It never decreases.
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:default=0
 	// +kubebuilder:validation:XValidation:rule="self >= oldSelf",message="must not decrease"
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration"`
@@ -499,6 +505,16 @@ const (
 	DeploymentProgressing DeploymentConditionType = "Progressing"
 	// DeploymentReplicaFailure is True when pods cannot be created.
 	DeploymentReplicaFailure DeploymentConditionType = "ReplicaFailure"
+
+	// DeploymentReady is True when the spec's rollout is Complete and its
+	// pods are available (kstatus: Current); see docs/gitops.md.
+	DeploymentReady DeploymentConditionType = "Ready"
+	// DeploymentReconciling is True while the DeploymentConfig is on its way
+	// to Ready (kstatus: InProgress).
+	DeploymentReconciling DeploymentConditionType = "Reconciling"
+	// DeploymentStalled is True when the latest rollout failed or was
+	// cancelled and nothing retries it (kstatus: Failed).
+	DeploymentStalled DeploymentConditionType = "Stalled"
 )
 
 // DeploymentCondition is one observation of a DeploymentConfig's state.

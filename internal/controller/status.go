@@ -42,6 +42,9 @@ func computeStatus(dc *dcv1.DeploymentConfig, rcs []*corev1.ReplicationControlle
 	if c := progressingCondition(dc, latest, createErr); c != nil {
 		setCondition(&status, *c, now)
 	}
+	for _, c := range readiness(dc, &status, latest, createErr).conditions() {
+		setCondition(&status, c, now)
+	}
 	return status
 }
 

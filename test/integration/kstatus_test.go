@@ -1,0 +1,348 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/retry"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/yaml"
+
+	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/deployment"
+)
+
+// argoTestdata is where the Argo CD health check's test objects live: this
+// test captures them from the controller, so they are what it writes.
+// DC_UPDATE_TESTDATA=1 rewrites them; otherwise they must match.
+var argoTestdata = filepath.Join("..", "..", "integrations", "argocd", "resource_customizations",
+	"apps.deployconfig.io", "DeploymentConfig", "testdata")
+
+var dcResource = dcv1.GroupVersion.WithResource("deploymentconfigs")
+
+// kstatusOf computes cli-utils' kstatus of a DeploymentConfig as served.
+func kstatusOf(t *testing.T, u *unstructured.Unstructured) *kstatus.Result {
+	t.Helper()
+	res, err := kstatus.Compute(u)
+	if err != nil {
+		t.Fatalf("kstatus.Compute: %v", err)
+	}
+	return res
+}
+
+// getDCUnstructured reads a DeploymentConfig as a tool reads it.
+func getDCUnstructured(ctx context.Context, t *testing.T, ns, name string) *unstructured.Unstructured {
+	t.Helper()
+	u, err := dynamic.NewForConfigOrDie(cluster.cfg).Resource(dcResource).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("get dc %s: %v", name, err)
+	}
+	return u
+}
+
+// waitKstatus waits until kstatus says want with the kstatus conditions'
+// reason, and returns the object it said it of.
+func waitKstatus(t *testing.T, ns, name string, want kstatus.Status, reason string) *unstructured.Unstructured {
+	t.Helper()
+	var got *unstructured.Unstructured
+	waitFor(t, fmt.Sprintf("dc %s kstatus %s (%s)", name, want, reason), func(ctx context.Context) (bool, string, error) {
+		got = getDCUnstructured(ctx, t, ns, name)
+		res := kstatusOf(t, got)
+		ready := readyCondition(got)
+		return res.Status == want && ready["reason"] == reason, fmt.Sprintf("%s %q, Ready %v", res.Status, res.Message, ready), nil
+	})
+	return got
+}
+
+// readyCondition returns the Ready condition of a served DeploymentConfig.
+func readyCondition(u *unstructured.Unstructured) map[string]any {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == "Ready" {
+			return m
+		}
+	}
+	return nil
+}
+
+// kstatusRecorder watches a namespace's DeploymentConfigs and keeps the
+// kstatus of every version of them, per generation.
+type kstatusRecorder struct {
+	mu   sync.Mutex
+	seen map[int64][]kstatus.Status
+	rv   string
+}
+
+func recordKstatus(t *testing.T, ns string) *kstatusRecorder {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	w, err := dynamic.NewForConfigOrDie(cluster.cfg).Resource(dcResource).Namespace(ns).Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("watch dcs: %v", err)
+	}
+	rec := &kstatusRecorder{seen: map[int64][]kstatus.Status{}}
+	go func() {
+		defer w.Stop()
+		for ev := range w.ResultChan() {
+			u, ok := ev.Object.(*unstructured.Unstructured)
+			if !ok || ev.Type == watch.Deleted {
+				continue
+			}
+			res, err := kstatus.Compute(u)
+			rec.mu.Lock()
+			if err == nil {
+				rec.seen[u.GetGeneration()] = append(rec.seen[u.GetGeneration()], res.Status)
+			}
+			rec.rv = u.GetResourceVersion()
+			rec.mu.Unlock()
+		}
+	}()
+	return rec
+}
+
+// statuses returns what the recorder saw of a generation once it has seen
+// the DeploymentConfig's current version.
+func (r *kstatusRecorder) statuses(t *testing.T, ns, name string, generation int64) []kstatus.Status {
+	t.Helper()
+	rv := getDCUnstructured(context.Background(), t, ns, name).GetResourceVersion()
+	var out []kstatus.Status
+	waitFor(t, "the watch to catch up with "+rv, func(context.Context) (bool, string, error) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		out = append([]kstatus.Status(nil), r.seen[generation]...)
+		return r.rv == rv, r.rv, nil
+	})
+	return out
+}
+
+// playRCManager reports an RC's pods as the RC manager would once they all
+// run and are available.
+func playRCManager(t *testing.T, ns, name string, replicas int32) {
+	t.Helper()
+	waitRC(t, ns, name, fmt.Sprintf("%d replicas", replicas), func(rc *corev1.ReplicationController) bool {
+		return deployment.Replicas(rc) == replicas
+	})
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		rc, err := getRC(context.Background(), ns, name)
+		if err != nil {
+			return err
+		}
+		rc.Status = corev1.ReplicationControllerStatus{Replicas: replicas, FullyLabeledReplicas: replicas, ReadyReplicas: replicas,
+			AvailableReplicas: replicas, ObservedGeneration: rc.Generation}
+		return cluster.client.Status().Update(context.Background(), rc)
+	})
+	if err != nil {
+		t.Fatalf("report pods of rc %s: %v", name, err)
+	}
+}
+
+// changeImage changes the DeploymentConfig's image and returns the object
+// the API server stored, before any controller acted on it.
+func changeImage(t *testing.T, ns, name, image string) *unstructured.Unstructured {
+	t.Helper()
+	var stored *unstructured.Unstructured
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		u := getDCUnstructured(context.Background(), t, ns, name)
+		containers, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+		containers[0].(map[string]any)["image"] = image
+		if err := unstructured.SetNestedSlice(u.Object, containers, "spec", "template", "spec", "containers"); err != nil {
+			return err
+		}
+		var err error
+		stored, err = dynamic.NewForConfigOrDie(cluster.cfg).Resource(dcResource).Namespace(ns).Update(context.Background(), u, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("change image of dc %s: %v", name, err)
+	}
+	return stored
+}
+
+// TestKstatusFollowsTheRollout drives a DeploymentConfig through its
+// rollouts against the real API server and checks what cli-utils' kstatus
+// (kubectl wait, Helm's watcher, Flux) makes of every version of it:
+// InProgress from a spec change until its rollout is Complete, Current
+// after, Failed when the rollout failed or was cancelled although the
+// fall-back serves, InProgress while paused. It captures the Argo CD
+// health check's testdata on the way.
+func TestKstatusFollowsTheRollout(t *testing.T) {
+	ns := newNamespace(t)
+	rec := recordKstatus(t, ns)
+	capture := newCapture(t, ns)
+
+	mustCreate(t, newDC(ns, "web", nil))
+	waitPhase(t, ns, "web-1", dcv1.DeploymentPhasePending)
+	setPodPhase(t, ns, "web-1-deploy", corev1.PodRunning)
+	waitKstatus(t, ns, "web", kstatus.InProgressStatus, dcv1.RolloutInProgressReason)
+	setPodPhase(t, ns, "web-1-deploy", corev1.PodSucceeded)
+	waitPhase(t, ns, "web-1", dcv1.DeploymentPhaseComplete)
+	// Complete, but its pods are not there yet.
+	waitKstatus(t, ns, "web", kstatus.InProgressStatus, dcv1.ReplicasNotReadyReason)
+	if got := rec.statuses(t, ns, "web", 1); len(got) == 0 || got[0] != kstatus.InProgressStatus || contains(got, kstatus.CurrentStatus) {
+		t.Errorf("kstatus of the first rollout before its pods ran: %v, want InProgress only, from its creation on", got)
+	}
+	playRCManager(t, ns, "web-1", 3)
+	capture.save(t, "healthy", waitKstatus(t, ns, "web", kstatus.CurrentStatus, dcv1.RolloutCompleteReason))
+
+	// A change that fails: Failed, though version 1 serves again.
+	stored := changeImage(t, ns, "web", "registry.example.com/web:2")
+	if res := kstatusOf(t, stored); res.Status != kstatus.InProgressStatus {
+		t.Errorf("kstatus of the changed spec as stored: %s (%s), want InProgress", res.Status, res.Message)
+	}
+	capture.save(t, "not-observed", stored)
+	waitPhase(t, ns, "web-2", dcv1.DeploymentPhasePending)
+	setPodPhase(t, ns, "web-2-deploy", corev1.PodRunning)
+	waitCondition(t, ns, "web", dcv1.DeploymentProgressing, corev1.ConditionTrue, dcv1.ReplicationControllerUpdatedReason)
+	capture.save(t, "progressing", waitKstatus(t, ns, "web", kstatus.InProgressStatus, dcv1.RolloutInProgressReason))
+	setPodPhase(t, ns, "web-2-deploy", corev1.PodFailed)
+	waitPhase(t, ns, "web-2", dcv1.DeploymentPhaseFailed)
+	waitRC(t, ns, "web-1", "serving again", func(rc *corev1.ReplicationController) bool { return deployment.Replicas(rc) == 3 })
+	capture.save(t, "degraded", waitKstatus(t, ns, "web", kstatus.FailedStatus, dcv1.RolloutFailedReason))
+	if got := rec.statuses(t, ns, "web", 2); contains(got, kstatus.CurrentStatus) {
+		t.Errorf("kstatus of the failed change: %v, never Current", got)
+	}
+
+	// A change cancelled by its user: Failed too.
+	changeImage(t, ns, "web", "registry.example.com/web:3")
+	waitPhase(t, ns, "web-3", dcv1.DeploymentPhasePending)
+	patchRC(t, ns, "web-3", func(rc *corev1.ReplicationController) {
+		rc.Annotations[dcv1.DeploymentCancelledAnnotation] = "true"
+		rc.Annotations[dcv1.DeploymentStatusReasonAnnotation] = dcv1.DeploymentCancelledByUser
+	})
+	capture.save(t, "cancelled", waitKstatus(t, ns, "web", kstatus.FailedStatus, dcv1.RolloutCancelledReason))
+
+	// Paused: InProgress, whatever the spec says.
+	updateDC(t, ns, "web", func(dc *dcv1.DeploymentConfig) { dc.Spec.Paused = true })
+	capture.save(t, "paused", waitKstatus(t, ns, "web", kstatus.InProgressStatus, dcv1.PausedReason))
+
+	// Resumed with a good change: InProgress until it is Complete and its
+	// pods run, Current after.
+	updateDC(t, ns, "web", func(dc *dcv1.DeploymentConfig) { dc.Spec.Paused = false })
+	changeImage(t, ns, "web", "registry.example.com/web:4")
+	last := getDCUnstructured(context.Background(), t, ns, "web").GetGeneration()
+	waitPhase(t, ns, "web-4", dcv1.DeploymentPhasePending)
+	setPodPhase(t, ns, "web-4-deploy", corev1.PodRunning)
+	waitKstatus(t, ns, "web", kstatus.InProgressStatus, dcv1.RolloutInProgressReason)
+	setPodPhase(t, ns, "web-4-deploy", corev1.PodSucceeded)
+	waitPhase(t, ns, "web-4", dcv1.DeploymentPhaseComplete)
+	playRCManager(t, ns, "web-1", 0)
+	if got := rec.statuses(t, ns, "web", last); contains(got, kstatus.CurrentStatus) {
+		t.Errorf("kstatus of version 4 before its pods ran: %v, never Current", got)
+	}
+	playRCManager(t, ns, "web-4", 3)
+	waitKstatus(t, ns, "web", kstatus.CurrentStatus, dcv1.RolloutCompleteReason)
+}
+
+// TestKstatusWaitsForTheFirstImage: a DeploymentConfig whose image trigger
+// has not resolved an image yet is InProgress, from its creation on (the
+// CRD defaults status.observedGeneration, so even the object the API
+// server first stores is not Current).
+func TestKstatusWaitsForTheFirstImage(t *testing.T) {
+	ns := newNamespace(t)
+	rec := recordKstatus(t, ns)
+	capture := newCapture(t, ns)
+	addr := closedAddress(t)
+	capture.replace(addr, "registry.example.com")
+	mustCreate(t, imageDC(ns, "web", addr+"/app:1", true, nil, "web"))
+	waitCondition(t, ns, "web", dcv1.ImageTriggerFailure, corev1.ConditionTrue, "ImageResolveFailed")
+	capture.save(t, "waiting-for-image", waitKstatus(t, ns, "web", kstatus.InProgressStatus, dcv1.WaitingForImageReason))
+	got := rec.statuses(t, ns, "web", 1)
+	if len(got) == 0 || contains(got, kstatus.CurrentStatus) {
+		t.Errorf("kstatus of a DeploymentConfig waiting for its image: %v, want InProgress only", got)
+	}
+}
+
+func contains(statuses []kstatus.Status, s kstatus.Status) bool {
+	for _, got := range statuses {
+		if got == s {
+			return true
+		}
+	}
+	return false
+}
+
+// capture saves DeploymentConfigs as Argo CD test objects, stripped of what
+// changes from run to run, or checks the committed ones still match.
+type capture struct {
+	ns       string
+	replacer []string
+}
+
+func newCapture(t *testing.T, ns string) *capture {
+	t.Helper()
+	return &capture{ns: ns}
+}
+
+// replace makes the captured objects say new where the run said old.
+func (c *capture) replace(old, new string) { c.replacer = append(c.replacer, old, new) }
+
+func (c *capture) save(t *testing.T, name string, u *unstructured.Unstructured) {
+	t.Helper()
+	data, err := c.normalize(u)
+	if err != nil {
+		t.Fatalf("testdata %s: %v", name, err)
+	}
+	path := filepath.Join(argoTestdata, name+".yaml")
+	if os.Getenv("DC_UPDATE_TESTDATA") != "" {
+		if err := os.MkdirAll(argoTestdata, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	committed, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("testdata %s: %v (DC_UPDATE_TESTDATA=1 writes it)", name, err)
+	}
+	if string(committed) != string(data) {
+		t.Errorf("%s differs from what the controller writes (DC_UPDATE_TESTDATA=1 rewrites it); the controller wrote:\n%s", path, data)
+	}
+}
+
+// normalize drops what differs from run to run: identity, versions,
+// timestamps, the namespace, and the words of errors that name addresses.
+func (c *capture) normalize(u *unstructured.Unstructured) ([]byte, error) {
+	obj := u.DeepCopy().Object
+	for _, f := range []string{"uid", "resourceVersion", "creationTimestamp", "managedFields"} {
+		unstructured.RemoveNestedField(obj, "metadata", f)
+	}
+	if err := unstructured.SetNestedField(obj, "default", "metadata", "namespace"); err != nil {
+		return nil, err
+	}
+	conds, _, _ := unstructured.NestedSlice(obj, "status", "conditions")
+	for _, cond := range conds {
+		m := cond.(map[string]any)
+		for _, f := range []string{"lastUpdateTime", "lastTransitionTime"} {
+			if _, ok := m[f]; ok {
+				m[f] = "2026-01-01T00:00:00Z"
+			}
+		}
+		if m["type"] == string(dcv1.ImageTriggerFailure) {
+			// The resolver's error words the network's answer.
+			m["message"] = "resolve registry.example.com/app:1: the registry could not be reached"
+		}
+	}
+	if conds != nil {
+		if err := unstructured.SetNestedSlice(obj, conds, "status", "conditions"); err != nil {
+			return nil, err
+		}
+	}
+	data, err := yaml.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	return []byte(strings.NewReplacer(c.replacer...).Replace(string(data))), nil
+}
