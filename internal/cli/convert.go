@@ -38,7 +38,9 @@ does not carry over:
   - deploy.openshift.io/deployer-pod.ignore becomes deployconfig.io/deployer-pod.ignore;
   - ImageChange triggers on ImageStreamTags are kept but never automatic,
     since there are no ImageStreams here, unless --image-registry maps them to
-    registry references (kind DockerImage), which the controller resolves;
+    registry references (kind DockerImage), which the controller resolves
+    (a mapped trigger's lastTriggeredImage, of the old cluster's registry, is
+    dropped: the first rollout waits for the new registry's image);
   - tagImages hooks into ImageStreamTags need a registry reference, likewise;
   - fields this API does not have are dropped;
   - Kubernetes objects in a List or a multi-document file pass through
