@@ -87,9 +87,9 @@ func TestHelmChartController(t *testing.T) {
 
 	ns := namespace(t)
 	create(t, appDC(ns, "web", rollout.Options{Replicas: 2, Strategy: dcv1.DeploymentStrategyTypeRecreate,
-		Hooks: map[string]*dcv1.LifecycleHook{"pre": rollout.ExecHook(dcv1.LifecycleHookFailurePolicyAbort, "echo pre hook under the chart's controller")}}))
+		Hooks: map[string]*dcv1.LifecycleHook{"pre": rollout.ExecHook(dcv1.LifecycleHookFailurePolicyAbort, "echo pre hook under the Helm-installed controller")}}))
 	requireComplete(t, ns, "web", 1)
-	assertInOrder(t, deployerLog(t, ns, "web"), "pre hook under the chart's controller", "--> Success")
+	assertInOrder(t, deployerLog(t, ns, "web"), "pre hook under the Helm-installed controller", "--> Success")
 	deployer, err := suite.clientset.CoreV1().Pods(ns).Get(ctx, deployment.DeployerPodName("web-1"), metav1.GetOptions{})
 	if err == nil && deployer.Spec.Containers[0].Image != suite.images[imagebuild.DeployerImageName] {
 		t.Errorf("the deployer pod ran %s, want the chart's deployer image %s", deployer.Spec.Containers[0].Image, suite.images[imagebuild.DeployerImageName])
