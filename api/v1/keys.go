@@ -66,6 +66,13 @@ const (
 	// resolve every DockerImage trigger now, automatic or not, and write the
 	// images they resolve to. Triggers with automatic: false resolve only so.
 	ImageTriggerRequestAnnotation = KeyPrefix + "image-trigger-request"
+
+	// RolloutRequestAnnotation on a DeploymentConfig asks dc-controller to
+	// cancel ("cancel") or retry ("retry") its latest rollout, as `kubectl
+	// dc rollout cancel/retry` do, for clients that can only patch the
+	// DeploymentConfig itself (Argo CD's resource actions). The controller
+	// acts, or refuses with a RolloutRequestRefused event, and removes it.
+	RolloutRequestAnnotation = KeyPrefix + "rollout-request"
 	// ImageTriggerResponseAnnotation holds the token of the last request the
 	// controller answered, written with the resolved images.
 	ImageTriggerResponseAnnotation = KeyPrefix + "image-trigger-response"

@@ -86,6 +86,10 @@ func (r *DeploymentConfigReconciler) Reconcile(ctx context.Context, req reconcil
 		}
 		return reconcile.Result{}, err
 	}
+	if request, ok := dc.Annotations[dcv1.RolloutRequestAnnotation]; ok {
+		// The removal of the request brings the sync back.
+		return r.handleRolloutRequest(ctx, dc, rcs, request)
+	}
 	if dc.Spec.Paused {
 		r.tidyHistory(ctx, dc, original, rcs)
 		return r.writeStatus(ctx, dc, original, rcs, nil)

@@ -77,7 +77,7 @@ func dcStartsRollout(dc *dcv1.DeploymentConfig, latest *corev1.ReplicationContro
 	if dc.DeletionTimestamp != nil || dc.Spec.Paused {
 		return false
 	}
-	if triggeredRollout(dc, latest) != nil {
+	if triggeredRollout(dc, latest) != nil || dc.Annotations[dcv1.RolloutRequestAnnotation] == rolloutRequestRetry {
 		return true
 	}
 	// A latestVersion a trigger raised was raised by a sync that went on

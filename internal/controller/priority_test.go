@@ -58,6 +58,12 @@ func TestDCStartsRollout(t *testing.T) {
 		// their RCs' changes go first.
 		{"a trigger raised latestVersion", at(2, causedBy(dcv1.DeploymentTriggerOnConfigChange)), nil, false, true},
 		{"an image trigger raised latestVersion", at(2, causedBy(dcv1.DeploymentTriggerOnImageChange, dcv1.DeploymentTriggerOnConfigChange)), nil, false, true},
+		{"a retry was asked for", at(1, func(dc *dcv1.DeploymentConfig) {
+			dc.Annotations = map[string]string{dcv1.RolloutRequestAnnotation: "retry"}
+		}), rcOf(t, base, 1, dcv1.DeploymentPhaseFailed, 0), true, false},
+		{"a cancel was asked for: it starts nothing", at(1, func(dc *dcv1.DeploymentConfig) {
+			dc.Annotations = map[string]string{dcv1.RolloutRequestAnnotation: "cancel"}
+		}), running, false, false},
 		{"RC status or phase bookkeeping: nothing changed", at(1, nil), deployed, false, false},
 		{"a running rollout's bookkeeping", at(1, nil), running, false, false},
 		{"scaled only", at(1, func(dc *dcv1.DeploymentConfig) { dc.Spec.Replicas = 9 }), deployed, false, false},

@@ -16,7 +16,7 @@ import (
 // The controller's own permissions. controller-gen turns these markers into
 // config/rbac/role.yaml; docs/security.md says why each rule exists.
 //
-// +kubebuilder:rbac:groups=apps.deployconfig.io,resources=deploymentconfigs,verbs=get;list;watch;update
+// +kubebuilder:rbac:groups=apps.deployconfig.io,resources=deploymentconfigs,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=apps.deployconfig.io,resources=deploymentconfigs/status,verbs=get;update
 // +kubebuilder:rbac:groups=apps.deployconfig.io,resources=deploymentconfigs/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=replicationcontrollers,verbs=get;list;watch;create;update;patch;delete

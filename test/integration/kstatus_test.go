@@ -28,6 +28,12 @@ import (
 var argoTestdata = filepath.Join("..", "..", "integrations", "argocd", "resource_customizations",
 	"apps.deployconfig.io", "DeploymentConfig", "testdata")
 
+// argoActionTestdata holds the actions' test objects: the inputs among
+// them (actionInputs) are captured too.
+var argoActionTestdata = filepath.Join(argoTestdata, "..", "actions", "testdata")
+
+var actionInputs = map[string]bool{"healthy": true, "paused": true, "progressing": true, "degraded": true}
+
 var dcResource = dcv1.GroupVersion.WithResource("deploymentconfigs")
 
 // kstatusOf computes cli-utils' kstatus of a DeploymentConfig as served.
@@ -293,22 +299,25 @@ func (c *capture) save(t *testing.T, name string, u *unstructured.Unstructured) 
 	if err != nil {
 		t.Fatalf("testdata %s: %v", name, err)
 	}
-	path := filepath.Join(argoTestdata, name+".yaml")
-	if os.Getenv("DC_UPDATE_TESTDATA") != "" {
-		if err := os.MkdirAll(argoTestdata, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
+	dirs := []string{argoTestdata}
+	if actionInputs[name] {
+		dirs = append(dirs, argoActionTestdata)
 	}
-	committed, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("testdata %s: %v (DC_UPDATE_TESTDATA=1 writes it)", name, err)
-	}
-	if string(committed) != string(data) {
-		t.Errorf("%s differs from what the controller writes (DC_UPDATE_TESTDATA=1 rewrites it); the controller wrote:\n%s", path, data)
+	for _, dir := range dirs {
+		path := filepath.Join(dir, name+".yaml")
+		if os.Getenv("DC_UPDATE_TESTDATA") != "" {
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		committed, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("testdata %s: %v (DC_UPDATE_TESTDATA=1 writes it)", name, err)
+		}
+		if string(committed) != string(data) {
+			t.Errorf("%s differs from what the controller writes (DC_UPDATE_TESTDATA=1 rewrites it, then DC_UPDATE_TESTDATA=1 go test ./integrations/argocd/ the actions' expected objects); the controller wrote:\n%s", path, data)
+		}
 	}
 }
 

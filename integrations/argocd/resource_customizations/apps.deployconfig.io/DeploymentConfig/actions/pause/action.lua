@@ -1,0 +1,3 @@
+-- `kubectl dc rollout pause`: no trigger fires until resumed.
+obj.spec.paused = true
+return obj

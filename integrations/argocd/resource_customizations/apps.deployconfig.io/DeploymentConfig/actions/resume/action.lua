@@ -1,0 +1,3 @@
+-- `kubectl dc rollout resume`.
+obj.spec.paused = false
+return obj

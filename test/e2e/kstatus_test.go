@@ -1,0 +1,109 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/deployment"
+)
+
+// startKubectl runs kubectl with args against the suite's cluster in the
+// background, bounded by timeout; the channel gets its result once it ends.
+func startKubectl(t *testing.T, timeout time.Duration, args ...string) <-chan result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	cmd := exec.CommandContext(ctx, filepath.Join(suite.binDir, "kubectl"), args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+suite.cluster.Kubeconfig)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatalf("starting kubectl %s: %v", strings.Join(args, " "), err)
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer cancel()
+		err := cmd.Wait()
+		var exit *exec.ExitError
+		code := 0
+		if errors.As(err, &exit) {
+			code = exit.ExitCode()
+		} else if err != nil {
+			code = -1
+		}
+		done <- result{stdout: stdout.String(), stderr: stderr.String(), code: code}
+	}()
+	return done
+}
+
+// waitReady runs `kubectl wait --for=condition=Ready dc/NAME` from before
+// the rollout starts (start is called once kubectl runs) and requires it to
+// return 0, with rollout #version Complete by then and its pods available.
+func waitReady(t *testing.T, ns, name string, version int64, replicas int32, start func()) {
+	t.Helper()
+	done := startKubectl(t, rolloutTimeout, "wait", "--for=condition=Ready", "dc/"+name, "-n", ns, "--timeout=110s")
+	start()
+	r := <-done
+	if r.code != 0 {
+		t.Fatalf("kubectl wait --for=condition=Ready dc/%s: %s", name, r)
+	}
+	// Read once, right after kubectl returned: Complete cannot be undone,
+	// so a wait that returned early shows an unfinished rollout here.
+	rc := getRC(t, ns, deployment.Name(name, version))
+	dc := getDC(t, ns, name)
+	if deployment.Phase(rc) != dcv1.DeploymentPhaseComplete || dc.Status.LatestVersion != version || dc.Status.AvailableReplicas != replicas {
+		t.Fatalf("kubectl wait returned with rollout #%d of %s %s (latestVersion %d, %d pods available): want Complete with %d",
+			version, name, deployment.Phase(rc), dc.Status.LatestVersion, dc.Status.AvailableReplicas, replicas)
+	}
+}
+
+// TestKubectlWaitForReadyFollowsTheRollout: the real `kubectl wait
+// --for=condition=Ready dc/NAME` returns only once the rollout it waited
+// for is Complete (from the DeploymentConfig's creation, and from a spec
+// change), and does not return while a rollout fails: the failure is
+// Stalled, and Ready stays False while the previous version serves.
+func TestKubectlWaitForReadyFollowsTheRollout(t *testing.T) {
+	t.Parallel()
+	ns := dcNamespace(t)
+	// The pre hook makes every rollout last a few seconds: a wait that
+	// returned at the spec change would return before it ends.
+	dc := newDC("web", 2, recreate(shellHook(dcv1.LifecycleHookFailurePolicyAbort, "sleep 3"), nil, nil))
+	waitReady(t, ns, "web", 1, 2, func() { createDC(t, ns, dc) })
+	waitReady(t, ns, "web", 2, 2, func() {
+		updateDC(t, ns, "web", func(dc *dcv1.DeploymentConfig) { setEnv(dc, "VERSION", "2") })
+	})
+
+	// A rollout that fails: its pods can never be scheduled.
+	done := startKubectl(t, rolloutTimeout, "wait", "--for=condition=Ready", "dc/web", "-n", ns, "--timeout=60s")
+	updateDC(t, ns, "web", func(dc *dcv1.DeploymentConfig) {
+		timeout := int64(15)
+		dc.Spec.Strategy.RecreateParams.TimeoutSeconds = &timeout
+		// A hook pod asks for the container's resources too: it would wait
+		// unscheduled instead of the rollout failing.
+		dc.Spec.Strategy.RecreateParams.Pre = nil
+		dc.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100k")}
+	})
+	requirePhase(t, ns, "web", 3, dcv1.DeploymentPhaseFailed)
+	waitScaled(t, ns, map[string]int32{"web-2": 2, "web-3": 0})
+	if out := kubectl(t, "wait", "--for=condition=Stalled", "dc/web", "-n", ns, "--timeout=60s"); !strings.Contains(out, "condition met") {
+		t.Errorf("kubectl wait --for=condition=Stalled: %s", out)
+	}
+	r := <-done
+	if r.code == 0 || !strings.Contains(r.stderr, "timed out") {
+		t.Errorf("kubectl wait --for=condition=Ready across a failed rollout: %s; want it timed out", r)
+	}
+	if ready := getDC(t, ns, "web"); hasCondition(ready, dcv1.DeploymentReady, corev1.ConditionTrue, dcv1.RolloutCompleteReason) {
+		t.Errorf("Ready is True after the failed rollout, while the previous version serves: %+v", ready.Status.Conditions)
+	}
+}
