@@ -173,7 +173,7 @@ func TestHelmChartMatchesConfigDefault(t *testing.T) {
 	}
 }
 
-// helmTemplate renders the chart into namespace ns with extra helm
+// chartContainer renders the chart into namespace dc with extra helm
 // arguments and returns its controller Deployment's container.
 func chartContainer(t *testing.T, args ...string) map[string]any {
 	t.Helper()
