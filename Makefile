@@ -27,6 +27,7 @@ generate: tools-codegen ## Regenerate deepcopy, CRD and RBAC from the code's mar
 	$(BIN)/controller-gen rbac:roleName=dc-controller paths=./internal/controller/... output:rbac:artifacts:config=config/rbac
 	go run ./hack/crdlimits config/crd/bases/apps.deployconfig.io_deploymentconfigs.yaml
 	cp config/crd/bases/apps.deployconfig.io_deploymentconfigs.yaml charts/deployconfig/crds/
+	go run ./hack/chartrbac config/rbac/role.yaml charts/deployconfig/templates/rbac.yaml
 
 .PHONY: tools
 tools: ## Build the pinned control plane, kwok, controller-gen and helm into bin/ (cached).
