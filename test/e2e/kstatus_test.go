@@ -8,15 +8,78 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/clientcmd"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/deployment"
 )
+
+// conditionOnlyWrites watches a namespace's DeploymentConfigs and returns
+// a function that reports the writes that changed nothing but the kstatus
+// conditions (Ready, Reconciling, Stalled): writes those conditions added.
+func conditionOnlyWrites(t *testing.T, ns string) func() []string {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", suite.cluster.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := dynamic.NewForConfigOrDie(cfg).Resource(dcv1.GroupVersion.WithResource("deploymentconfigs")).Namespace(ns).
+		Watch(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("watching deploymentconfigs: %v", err)
+	}
+	var mu sync.Mutex
+	var found []string
+	last := map[string]map[string]any{}
+	go func() {
+		for ev := range w.ResultChan() {
+			u, ok := ev.Object.(*unstructured.Unstructured)
+			if !ok {
+				continue
+			}
+			stripped := withoutKstatusConditions(u)
+			mu.Lock()
+			if prev, ok := last[u.GetName()]; ok && equality.Semantic.DeepEqual(prev, stripped) {
+				found = append(found, u.GetName()+" at resourceVersion "+u.GetResourceVersion())
+			}
+			last[u.GetName()] = stripped
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(w.Stop)
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), found...)
+	}
+}
+
+// withoutKstatusConditions is the object without what changes on every
+// write and without the kstatus conditions.
+func withoutKstatusConditions(u *unstructured.Unstructured) map[string]any {
+	obj := u.DeepCopy().Object
+	unstructured.RemoveNestedField(obj, "metadata", "resourceVersion")
+	unstructured.RemoveNestedField(obj, "metadata", "managedFields")
+	conds, _, _ := unstructured.NestedSlice(obj, "status", "conditions")
+	var kept []any
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] != "Ready" && m["type"] != "Reconciling" && m["type"] != "Stalled" {
+			kept = append(kept, c)
+		}
+	}
+	_ = unstructured.SetNestedSlice(obj, kept, "status", "conditions")
+	return obj
+}
 
 // startKubectl runs kubectl with args against the suite's cluster in the
 // background, bounded by timeout; the channel gets its result once it ends.
@@ -76,6 +139,7 @@ func waitReady(t *testing.T, ns, name string, version int64, replicas int32, sta
 func TestKubectlWaitForReadyFollowsTheRollout(t *testing.T) {
 	t.Parallel()
 	ns := dcNamespace(t)
+	addedWrites := conditionOnlyWrites(t, ns)
 	// The pre hook makes every rollout last a few seconds: a wait that
 	// returned at the spec change would return before it ends.
 	dc := newDC("web", 2, recreate(shellHook(dcv1.LifecycleHookFailurePolicyAbort, "sleep 3"), nil, nil))
@@ -105,5 +169,10 @@ func TestKubectlWaitForReadyFollowsTheRollout(t *testing.T) {
 	}
 	if ready := getDC(t, ns, "web"); hasCondition(ready, dcv1.DeploymentReady, corev1.ConditionTrue, dcv1.RolloutCompleteReason) {
 		t.Errorf("Ready is True after the failed rollout, while the previous version serves: %+v", ready.Status.Conditions)
+	}
+	// The conditions ride in the status writes the controller makes anyway,
+	// with kube-controller-manager's RC manager reporting the pods.
+	if added := addedWrites(); len(added) > 0 {
+		t.Errorf("status writes that changed only Ready/Reconciling/Stalled: %v", added)
 	}
 }

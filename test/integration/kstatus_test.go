@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
@@ -87,6 +88,52 @@ type kstatusRecorder struct {
 	mu   sync.Mutex
 	seen map[int64][]kstatus.Status
 	rv   string
+	// last is the last version of each DeploymentConfig; conditionsOnly
+	// the writes that changed nothing but the kstatus conditions, which
+	// would be writes they added.
+	last           map[string]*unstructured.Unstructured
+	conditionsOnly []string
+}
+
+// withoutKstatusConditions is a DeploymentConfig without what changes on
+// every write (resourceVersion, managedFields) and without the kstatus
+// conditions.
+func withoutKstatusConditions(u *unstructured.Unstructured) map[string]any {
+	obj := u.DeepCopy().Object
+	unstructured.RemoveNestedField(obj, "metadata", "resourceVersion")
+	unstructured.RemoveNestedField(obj, "metadata", "managedFields")
+	conds, _, _ := unstructured.NestedSlice(obj, "status", "conditions")
+	var kept []any
+	for _, c := range conds {
+		switch c.(map[string]any)["type"] {
+		case "Ready", "Reconciling", "Stalled":
+		default:
+			kept = append(kept, c)
+		}
+	}
+	_ = unstructured.SetNestedSlice(obj, kept, "status", "conditions")
+	return obj
+}
+
+// noteWrite records a write that changed only the kstatus conditions.
+func (r *kstatusRecorder) noteWrite(u *unstructured.Unstructured) {
+	prev := r.last[u.GetName()]
+	r.last[u.GetName()] = u
+	if prev != nil && equality.Semantic.DeepEqual(withoutKstatusConditions(prev), withoutKstatusConditions(u)) {
+		r.conditionsOnly = append(r.conditionsOnly, fmt.Sprintf("%s at resourceVersion %s: %v", u.GetName(), u.GetResourceVersion(), readyCondition(u)))
+	}
+}
+
+// checkNoAddedWrites fails the test if a status write changed nothing but
+// the kstatus conditions: they must ride in the writes the controller
+// makes anyway.
+func (r *kstatusRecorder) checkNoAddedWrites(t *testing.T) {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.conditionsOnly) > 0 {
+		t.Errorf("status writes that changed only Ready/Reconciling/Stalled: %v", r.conditionsOnly)
+	}
 }
 
 func recordKstatus(t *testing.T, ns string) *kstatusRecorder {
@@ -97,7 +144,7 @@ func recordKstatus(t *testing.T, ns string) *kstatusRecorder {
 	if err != nil {
 		t.Fatalf("watch dcs: %v", err)
 	}
-	rec := &kstatusRecorder{seen: map[int64][]kstatus.Status{}}
+	rec := &kstatusRecorder{seen: map[int64][]kstatus.Status{}, last: map[string]*unstructured.Unstructured{}}
 	go func() {
 		defer w.Stop()
 		for ev := range w.ResultChan() {
@@ -111,6 +158,7 @@ func recordKstatus(t *testing.T, ns string) *kstatusRecorder {
 				rec.seen[u.GetGeneration()] = append(rec.seen[u.GetGeneration()], res.Status)
 			}
 			rec.rv = u.GetResourceVersion()
+			rec.noteWrite(u)
 			rec.mu.Unlock()
 		}
 	}()
@@ -248,6 +296,8 @@ func TestKstatusFollowsTheRollout(t *testing.T) {
 	}
 	playRCManager(t, ns, "web-4", 3)
 	waitKstatus(t, ns, "web", kstatus.CurrentStatus, dcv1.RolloutCompleteReason)
+	rec.statuses(t, ns, "web", last)
+	rec.checkNoAddedWrites(t)
 }
 
 // TestKstatusWaitsForTheFirstImage: a DeploymentConfig whose image trigger
@@ -267,6 +317,7 @@ func TestKstatusWaitsForTheFirstImage(t *testing.T) {
 	if len(got) == 0 || contains(got, kstatus.CurrentStatus) {
 		t.Errorf("kstatus of a DeploymentConfig waiting for its image: %v, want InProgress only", got)
 	}
+	rec.checkNoAddedWrites(t)
 }
 
 func contains(statuses []kstatus.Status, s kstatus.Status) bool {
