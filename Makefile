@@ -26,9 +26,11 @@ generate: tools-codegen ## Regenerate deepcopy, CRD and RBAC from the code's mar
 	$(BIN)/controller-gen crd:generateEmbeddedObjectMeta=true paths=./api/... output:crd:artifacts:config=config/crd/bases
 	$(BIN)/controller-gen rbac:roleName=dc-controller paths=./internal/controller/... output:rbac:artifacts:config=config/rbac
 	go run ./hack/crdlimits config/crd/bases/apps.deployconfig.io_deploymentconfigs.yaml
+	cp config/crd/bases/apps.deployconfig.io_deploymentconfigs.yaml charts/deployconfig/crds/
+	go run ./hack/chartrbac config/rbac/role.yaml charts/deployconfig/templates/rbac.yaml
 
 .PHONY: tools
-tools: ## Build the pinned control plane, kwok and controller-gen into bin/ (cached).
+tools: ## Build the pinned control plane, kwok, controller-gen and helm into bin/ (cached).
 	hack/tools.sh
 
 .PHONY: tools-codegen
@@ -85,7 +87,7 @@ test-security: tools build ## Pod Security, RBAC and forbidden-user tests on a p
 
 .PHONY: tools-node
 tools-node: ## The real node's tools: the control plane and kubelet (cached), and Debian's containerd, runc and CNI plugins.
-	hack/tools.sh etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet
+	hack/tools.sh etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet helm
 	hack/node-deps.sh
 
 .PHONY: test-node

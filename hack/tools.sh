@@ -19,6 +19,9 @@ CONTROLLER_TOOLS_VERSION=v0.23.0
 # Prometheus for the analysis tests and the playground (the Go module
 # version of Prometheus 3.x).
 PROMETHEUS_VERSION=v0.316.0
+# Helm 4 from its Go module (its go.mod has no replace directives, so
+# go install builds it as released).
+HELM_VERSION=v4.3.1
 
 mkdir -p "$bin" "$cache"
 
@@ -61,7 +64,7 @@ install_module() {
 }
 
 want=("$@")
-[[ ${#want[@]} -gt 0 ]] || want=(controller-gen etcd kube-apiserver kubectl kube-controller-manager kube-scheduler kwok kwokctl prometheus)
+[[ ${#want[@]} -gt 0 ]] || want=(controller-gen etcd kube-apiserver kubectl kube-controller-manager kube-scheduler kwok kwokctl prometheus helm)
 
 for tool in "${want[@]}"; do
   case "$tool" in
@@ -71,6 +74,8 @@ for tool in "${want[@]}"; do
     # remove_all_sd leaves out the cloud service discoveries (the tests
     # scrape static targets): a build of minutes instead of most of an hour.
     prometheus) install_module prometheus github.com/prometheus/prometheus/cmd/prometheus "$PROMETHEUS_VERSION" -tags remove_all_sd ;;
+    # The release builds set the version helm prints; go install does not.
+    helm) install_module helm helm.sh/helm/v4/cmd/helm "$HELM_VERSION" -ldflags "-X helm.sh/helm/v4/internal/version.version=$HELM_VERSION" ;;
     etcd) build_kube etcd go.etcd.io/etcd/server/v3 "$ETCD_VERSION" ;;
     kube-apiserver | kube-controller-manager | kube-scheduler | kubectl | kubelet)
       build_kube "$tool" "k8s.io/kubernetes/cmd/$tool" "$KUBE_VERSION" ;;

@@ -243,6 +243,26 @@ func TestConvertCommand(t *testing.T) {
 	}, {
 		name: "bad registry",
 		args: []string{"convert", "-f", manifest, "--image-registry", "https://registry.example.com"},
+	}, {
+		// a-api.json and b-web.yaml in name order; README.txt and the
+		// subdirectory are left out.
+		name: "directory",
+		args: []string{"convert", "-f", "testdata/convert/dir"},
+	}, {
+		// nested/worker.yml as well, after the files of dir.
+		name: "directory recursive",
+		args: []string{"convert", "-f", "testdata/convert/dir", "-R"},
+	}, {
+		name: "directory and file",
+		args: []string{"convert", "--recursive", "-f", manifest, "-f", "testdata/convert/dir/nested"},
+	}, {
+		// b-broken.yaml fails: the error names it and nothing of
+		// a-web.yaml, converted before, is written.
+		name: "directory with a bad file",
+		args: []string{"convert", "-f", "testdata/convert/bad"},
+	}, {
+		name: "directory without manifests",
+		args: []string{"convert", "-f", "testdata/convert/no-manifests"},
 	}}
 	runCases(t, cases)
 }

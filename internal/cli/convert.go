@@ -6,6 +6,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -14,6 +17,7 @@ import (
 
 type convertOptions struct {
 	files         []string
+	recursive     bool
 	output        string
 	imageRegistry string
 }
@@ -21,7 +25,7 @@ type convertOptions struct {
 func newConvertCommand(a *app) *cobra.Command {
 	opts := convertOptions{output: "yaml"}
 	cmd := &cobra.Command{
-		Use:   "convert -f FILE|-",
+		Use:   "convert -f FILE|DIR|-",
 		Short: "Convert OpenShift DeploymentConfig manifests to apps.deployconfig.io/v1",
 		Long: `Convert OpenShift DeploymentConfig manifests (apps.openshift.io/v1 or the
 legacy apiVersion v1; single objects, v1 Lists, multi-document YAML or JSON)
@@ -34,7 +38,9 @@ does not carry over:
   - deploy.openshift.io/deployer-pod.ignore becomes deployconfig.io/deployer-pod.ignore;
   - ImageChange triggers on ImageStreamTags are kept but never automatic,
     since there are no ImageStreams here, unless --image-registry maps them to
-    registry references (kind DockerImage), which the controller resolves;
+    registry references (kind DockerImage), which the controller resolves
+    (a mapped trigger's lastTriggeredImage, of the old cluster's registry, is
+    dropped: the first rollout waits for the new registry's image);
   - tagImages hooks into ImageStreamTags need a registry reference, likewise;
   - fields this API does not have are dropped;
   - Kubernetes objects in a List or a multi-document file pass through
@@ -46,12 +52,19 @@ NAME:TAG of namespace NS becomes HOST/NS/NAME:TAG, the layout of OpenShift's
 integrated registry; NS is the reference's namespace, else the
 DeploymentConfig's metadata.namespace (references with neither are not
 mapped). With HOST/PATH, every ImageStreamTag NAME:TAG becomes
-HOST/PATH/NAME:TAG whatever its namespace.`,
+HOST/PATH/NAME:TAG whatever its namespace.
+
+-f takes a file, - for standard input, or a directory: every .yaml, .yml and
+.json file in it, in name order, as kubectl does; -R includes the files of its
+subdirectories. Nothing is written unless every file converts.`,
 		Example: `  # Convert a manifest and apply it
   kubectl dc convert -f dc.yaml | kubectl apply -f -
 
   # Point ImageStreamTag triggers at the registry the images were mirrored to
   kubectl dc convert -f dc.yaml --image-registry=registry.example.com/team
+
+  # Convert every manifest exported into a directory and its subdirectories
+  kubectl dc convert -f exported/ -R > converted.yaml
 
   # Convert from standard input, as JSON
   oc get dc web -o yaml | kubectl dc convert -f - -o json`,
@@ -60,7 +73,8 @@ HOST/PATH/NAME:TAG whatever its namespace.`,
 			return a.convert(opts)
 		},
 	}
-	cmd.Flags().StringArrayVarP(&opts.files, "filename", "f", nil, "The manifest to convert, or - for standard input; repeat for several.")
+	cmd.Flags().StringArrayVarP(&opts.files, "filename", "f", nil, "The manifest to convert, a directory of them, or - for standard input; repeat for several.")
+	cmd.Flags().BoolVarP(&opts.recursive, "recursive", "R", false, "Also convert the manifests in the subdirectories of a directory given to -f.")
 	cmd.Flags().StringVarP(&opts.output, "output", "o", "yaml", "Output format: yaml or json.")
 	cmd.Flags().StringVar(&opts.imageRegistry, "image-registry", "", "Map ImageStreamTags to this registry: HOST (HOST/NAMESPACE/NAME:TAG) or HOST/PATH (HOST/PATH/NAME:TAG).")
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
@@ -83,14 +97,18 @@ func (a *app) convert(opts convertOptions) error {
 		}
 		conv.ImageRegistry = registry
 	}
+	files, err := manifestFiles(opts.files, opts.recursive)
+	if err != nil {
+		return err
+	}
 	all := &convert.Result{}
-	for _, file := range opts.files {
+	for _, file := range files {
 		res, err := a.convertFile(file, conv)
 		if err != nil {
 			return err
 		}
 		for _, w := range res.Warnings {
-			if len(opts.files) > 1 {
+			if len(files) > 1 {
 				w = file + ": " + w
 			}
 			fmt.Fprintln(a.Streams.ErrOut, "Warning: "+w)
@@ -119,6 +137,79 @@ func (a *app) convertFile(file string, opts convert.Options) (*convert.Result, e
 		return nil, fmt.Errorf("-f %s: %w", file, err)
 	}
 	return res, nil
+}
+
+// manifestExtensions are the names of the files a directory given to -f
+// contributes, as kubectl has them.
+var manifestExtensions = []string{".json", ".yaml", ".yml"}
+
+// manifestFiles expands the arguments of -f: a directory becomes its
+// manifest files in name order (with those of its subdirectories when
+// recursive, each directory's after the files that sort before it, as
+// kubectl walks them); files and "-" stay as given.
+func manifestFiles(args []string, recursive bool) ([]string, error) {
+	var files []string
+	for _, arg := range args {
+		if arg == "-" {
+			files = append(files, arg)
+			continue
+		}
+		info, err := os.Stat(arg)
+		if err != nil || !info.IsDir() {
+			// readInput reports a file that cannot be read.
+			files = append(files, arg)
+			continue
+		}
+		found, err := dirManifests(arg, recursive)
+		if err != nil {
+			return nil, err
+		}
+		if len(found) == 0 {
+			return nil, fmt.Errorf("-f %s: no %s files in the directory%s", arg, strings.Join(manifestExtensions, ", "), recursiveHint(recursive))
+		}
+		files = append(files, found...)
+	}
+	return files, nil
+}
+
+// dirManifests lists the manifest files of dir in name order, descending
+// into subdirectories when recursive.
+func dirManifests(dir string, recursive bool) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("-f %s: cannot read %s: %w", dir, path, unwrapPathError(err))
+		}
+		if d.IsDir() {
+			if path != dir && !recursive {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if slices.Contains(manifestExtensions, filepath.Ext(path)) {
+			files = append(files, path)
+		}
+		return nil
+	})
+	return files, err
+}
+
+// recursiveHint tells a user who gave a directory without -R that its
+// subdirectories were not looked at.
+func recursiveHint(recursive bool) string {
+	if recursive {
+		return ""
+	}
+	return " (-R includes its subdirectories)"
+}
+
+// unwrapPathError drops the path and operation a PathError repeats.
+func unwrapPathError(err error) error {
+	var pathErr *fs.PathError
+	if errors.As(err, &pathErr) {
+		return pathErr.Err
+	}
+	return err
 }
 
 // readInput reads a file, or standard input for "-".

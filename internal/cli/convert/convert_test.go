@@ -215,6 +215,24 @@ func TestConvert(t *testing.T) {
 		warnings: []string{"now watches the DockerImage registry.example.com:5000/ns/web:1"},
 		docs:     1,
 	}, {
+		// The image OpenShift last triggered is in the old cluster's
+		// registry: kept, it would start rollout #1 with that image before
+		// the trigger resolved the new registry's tag.
+		name: "a mapped trigger forgets the old cluster's last triggered image",
+		in: dc("  namespace: ns\n", `  triggers:
+  - type: ImageChange
+    imageChangeParams:
+      automatic: true
+      containerNames: [web]
+      from: {kind: ImageStreamTag, name: "web:1"}
+      lastTriggeredImage: image-registry.openshift-image-registry.svc:5000/ns/web@sha256:6f2b4c29d0e1b2b0a8e6b3c0f1a7d7c1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7
+`, ""),
+		opts:     Options{ImageRegistry: registryHost},
+		want:     map[string]any{"spec.triggers[0].imageChangeParams.from.name": "registry.example.com:5000/ns/web:1"},
+		absent:   []string{"spec.triggers[0].imageChangeParams.lastTriggeredImage"},
+		warnings: []string{"now watches the DockerImage registry.example.com:5000/ns/web:1"},
+		docs:     1,
+	}, {
 		name: "ImageStreamTag trigger mapped with HOST/PATH ignores the namespace",
 		in: dc("", `  triggers:
   - type: ImageChange

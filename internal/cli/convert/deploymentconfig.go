@@ -93,6 +93,10 @@ func convertTriggers(spec map[string]any, namespace string, opts Options, ref st
 		source := describeStreamRef(from, namespace)
 		if image, ok := opts.ImageRegistry.Reference(str(from, "name"), streamNamespace(from, namespace)); ok {
 			setDockerImage(from, image)
+			// The image OpenShift last triggered names the old cluster's
+			// registry: without it the first rollout waits until the
+			// trigger has resolved the new registry's tag, and uses it.
+			delete(params, "lastTriggeredImage")
 			res.warnf("%s: spec.triggers[%d]: ImageChange trigger on %s now watches the DockerImage %s", ref, i, source, image)
 			continue
 		}

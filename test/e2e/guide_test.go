@@ -1,0 +1,184 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/deployconfig/deployconfig/internal/registry/registrytest"
+)
+
+const (
+	// guidePath is the migration guide whose commands TestMigrationGuide
+	// runs.
+	guidePath = "../../docs/migrating-from-openshift.md"
+	// guideExamples is the directory the guide's commands run from (a copy
+	// of it): it holds the OpenShift export they convert.
+	guideExamples = "../../docs/examples"
+	// guideNamespace is the namespace the guide's export names.
+	guideNamespace = "shop"
+	// guideImage is the image the guide's ImageStreamTag trigger maps to on
+	// the test's registry.
+	guideImage = "shop/frontend:latest"
+)
+
+// guideCommand is one command of a console block of the guide, with the
+// output the guide shows for it.
+type guideCommand struct {
+	line    int
+	command string
+	// output are the lines shown after the command; "..." stands for any
+	// lines.
+	output []string
+	// exit is the exit code a "# exits N" comment announces, else 0.
+	exit int
+}
+
+// exitComment is how the guide says a command fails: `$ cmd  # exits 1`.
+var exitComment = regexp.MustCompile(`\s+# exits (\d+)$`)
+
+// guideCommands reads the commands of the guide's ```console blocks: lines
+// starting with "$ ", followed by the output lines the guide shows.
+func guideCommands(t *testing.T, path string) []guideCommand {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmds []guideCommand
+	inConsole := false
+	scanner := bufio.NewScanner(bytes.NewReader(data))
+	for n := 1; scanner.Scan(); n++ {
+		line := scanner.Text()
+		switch {
+		case !inConsole && line == "```console":
+			inConsole = true
+		case inConsole && line == "```":
+			inConsole = false
+		case inConsole && strings.HasPrefix(line, "$ "):
+			c := guideCommand{line: n, command: strings.TrimPrefix(line, "$ ")}
+			if m := exitComment.FindStringSubmatch(c.command); m != nil {
+				c.exit, _ = strconv.Atoi(m[1])
+			}
+			cmds = append(cmds, c)
+		case inConsole && len(cmds) > 0:
+			cmds[len(cmds)-1].output = append(cmds[len(cmds)-1].output, line)
+		case inConsole:
+			t.Fatalf("%s:%d: output before any command of the block", path, n)
+		}
+	}
+	if inConsole {
+		t.Fatalf("%s: a console block is not closed", path)
+	}
+	return cmds
+}
+
+// matchOutput reports whether got holds the guide's lines want in order,
+// each line matched whole (after $REGISTRY is replaced), "..." standing
+// for any lines and a "..." inside a line for any text.
+func matchOutput(want []string, got string, vars map[string]string) error {
+	lines := strings.Split(strings.TrimRight(got, "\n"), "\n")
+	i := 0
+	skipping := false
+	for _, w := range want {
+		if w == "..." {
+			skipping = true
+			continue
+		}
+		pattern := linePattern(w, vars)
+		for ; i < len(lines) && !pattern.MatchString(lines[i]); i++ {
+			if !skipping {
+				return fmt.Errorf("line %q: got %q", w, lines[i])
+			}
+		}
+		if i == len(lines) {
+			return fmt.Errorf("no line %q (in order)", w)
+		}
+		i++
+		skipping = false
+	}
+	if !skipping && i < len(lines) && len(want) > 0 {
+		return fmt.Errorf("more lines than the guide shows, from %q", lines[i])
+	}
+	return nil
+}
+
+// linePattern matches one output line of the guide.
+func linePattern(line string, vars map[string]string) *regexp.Regexp {
+	for name, value := range vars {
+		line = strings.ReplaceAll(line, "$"+name, value)
+	}
+	parts := strings.Split(line, "...")
+	for i := range parts {
+		parts[i] = regexp.QuoteMeta(parts[i])
+	}
+	return regexp.MustCompile("^" + strings.Join(parts, ".*") + "$")
+}
+
+// Every command of docs/migrating-from-openshift.md's console blocks runs,
+// in order and as written, from a copy of docs/examples, with the registry
+// the guide calls $REGISTRY running on loopback with the image its trigger
+// maps to; each exits as the guide says and prints what the guide shows.
+func TestMigrationGuide(t *testing.T) {
+	t.Parallel()
+	cmds := guideCommands(t, guidePath)
+	if len(cmds) < 10 {
+		t.Fatalf("%s has %d commands in console blocks, want the whole walk-through", guidePath, len(cmds))
+	}
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(guideExamples)); err != nil {
+		t.Fatal(err)
+	}
+	reg := registrytest.New(t)
+	reg.Push(t, guideImage)
+	vars := map[string]string{"REGISTRY": reg.Host}
+	t.Cleanup(func() {
+		_ = clientset().CoreV1().Namespaces().Delete(context.Background(), guideNamespace, metav1.DeleteOptions{})
+	})
+	for _, c := range cmds {
+		r := shell(t, dir, c.command, vars)
+		t.Logf("%s:%d: $ %s\n%s", filepath.Base(guidePath), c.line, c.command, r)
+		if r.code != c.exit {
+			t.Fatalf("%s:%d: %s: exit %d, want %d\n%s", guidePath, c.line, c.command, r.code, c.exit, r)
+		}
+		if err := matchOutput(c.output, r.stdout+r.stderr, vars); err != nil {
+			t.Fatalf("%s:%d: %s: the output is not the guide's: %v\n%s", guidePath, c.line, c.command, err, r)
+		}
+	}
+}
+
+// shell runs a command line with bash in dir, with vars in the
+// environment, $DC_BIN first on the PATH and the suite's cluster as
+// KUBECONFIG.
+func shell(t *testing.T, dir, command string, vars map[string]string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), commandTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-o", "pipefail", "-c", command)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(),
+		"KUBECONFIG="+suite.cluster.Kubeconfig,
+		"PATH="+suite.binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	for name, value := range vars {
+		cmd.Env = append(cmd.Env, name+"="+value)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("running %s: %v", command, err)
+	}
+	return result{stdout: stdout.String(), stderr: stderr.String(), code: cmd.ProcessState.ExitCode()}
+}
