@@ -42,6 +42,8 @@ type Rollout struct {
 	hooks  HookRunner
 	out    io.Writer
 	until  Until
+	// analysis runs analysis steps; nil refuses them.
+	analysis AnalysisRunner
 
 	// pause and now are fields so that tests need not wait for real.
 	pause func(ctx context.Context, d time.Duration) error
