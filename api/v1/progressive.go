@@ -116,8 +116,8 @@ type BlueGreenDeploymentStrategyParams struct {
 	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
 	ActiveService string `json:"activeService"`
 
-	// PreviewService, if set, selects the new deployment before promotion
-	// (and nothing once the rollout ended). It must exist in the
+	// PreviewService, if set, selects the new deployment once its pods are
+	// ready, before promotion, and keeps selecting it. It must exist in the
 	// DeploymentConfig's namespace.
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
