@@ -6,28 +6,40 @@ import (
 
 // Analysis measures a new deployment with metric queries and decides whether
 // the rollout goes on. Its fields follow Argo Rollouts' AnalysisTemplate so that
-// queries carry over; conditions are CEL expressions over `result`.
+// queries carry over; conditions are CEL expressions over `result`
+// (docs/progressive-delivery.md).
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.count) || self.count <= 1 || has(self.interval)",message="interval is required when count is more than 1",fieldPath=".interval"
+// +kubebuilder:validation:XValidation:rule="self.metrics.all(m, self.metrics.exists_one(n, n.name == m.name))",message="metric names must be unique",fieldPath=".metrics"
 type Analysis struct {
-	// Interval is the time between two measurements, e.g. "30s".
+	// Interval is the time between two measurements, e.g. "30s"; at least 1s.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') && duration(self) >= duration('1s')",message="must be a duration of at least 1s, e.g. 30s or 1m"
 	// +optional
 	Interval metav1.Duration `json:"interval,omitempty"`
 
-	// Count is how many measurements are taken; the analysis succeeds when
-	// all were taken without reaching a limit.
+	// Count is how many measurements of each metric are taken (errors
+	// excepted); the analysis succeeds when all were taken without reaching
+	// a limit. Default 1.
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
 	// +optional
 	Count *int32 `json:"count,omitempty"`
 
-	// FailureLimit is how many failed measurements are tolerated; one more
-	// fails the analysis.
+	// FailureLimit is how many failed measurements of a metric are
+	// tolerated; one more fails the analysis. Default 0.
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
 	// +optional
 	FailureLimit *int32 `json:"failureLimit,omitempty"`
 
-	// ConsecutiveErrorLimit is how many measurements in a row may end in an
-	// error (the metric source unreachable, a query error) before the analysis
-	// fails.
+	// ConsecutiveErrorLimit is how many measurements of a metric in a row
+	// may end in an error (the metric source unreachable, a query error, a
+	// result the conditions cannot judge) before the analysis ends in
+	// Error. Default 4.
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
 	// +optional
 	ConsecutiveErrorLimit *int32 `json:"consecutiveErrorLimit,omitempty"`
 
@@ -38,6 +50,8 @@ type Analysis struct {
 }
 
 // AnalysisMetric is one query and the conditions that judge its result.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.successCondition) || has(self.failureCondition)",message="at least one of successCondition or failureCondition is required"
 type AnalysisMetric struct {
 	// Name identifies the metric in logs, events and status.
 	// +kubebuilder:validation:MinLength=1
@@ -48,12 +62,17 @@ type AnalysisMetric struct {
 	Prometheus *PrometheusMetric `json:"prometheus"`
 
 	// SuccessCondition is a CEL expression over `result` that is true when a
-	// measurement succeeded.
+	// measurement succeeded. A vector result is a list of doubles
+	// (`result[0] < 0.05`), a scalar a double.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
 	// +optional
 	SuccessCondition string `json:"successCondition,omitempty"`
 
 	// FailureCondition is a CEL expression over `result` that is true when a
-	// measurement failed.
+	// measurement failed; it is checked first.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
 	// +optional
 	FailureCondition string `json:"failureCondition,omitempty"`
 }
@@ -61,11 +80,15 @@ type AnalysisMetric struct {
 // PrometheusMetric is a PromQL query against a Prometheus server.
 type PrometheusMetric struct {
 	// Address is the Prometheus server's base URL, e.g. http://prometheus.monitoring:9090.
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:Pattern=`^https?://[^/?#\s]+`
 	Address string `json:"address"`
 
 	// Query is the PromQL query, a Go template that may use {{.Namespace}},
 	// {{.DeploymentConfig}}, {{.Deployment}} (the ReplicationController) and
-	// {{.Version}}.
+	// {{.Version}}; it must return a vector or a scalar.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=8192
 	Query string `json:"query"`
 }
 

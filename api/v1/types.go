@@ -288,7 +288,7 @@ const (
 
 // LifecycleHook is an action run at a point of the rollout.
 //
-// +kubebuilder:validation:XValidation:rule="has(self.execNewPod) != (has(self.tagImages) && size(self.tagImages) > 0)",message="exactly one of execNewPod or tagImages is required"
+// +kubebuilder:validation:XValidation:rule="(has(self.execNewPod) ? 1 : 0) + (has(self.tagImages) && size(self.tagImages) > 0 ? 1 : 0) + (has(self.analysis) ? 1 : 0) == 1",message="exactly one of execNewPod, tagImages or analysis is required"
 type LifecycleHook struct {
 	// FailurePolicy is what a failure of the hook does: Abort, Retry or Ignore.
 	FailurePolicy LifecycleHookFailurePolicy `json:"failurePolicy"`
@@ -302,7 +302,8 @@ type LifecycleHook struct {
 	// +optional
 	TagImages []TagImageHook `json:"tagImages,omitempty"`
 
-	// Analysis measures the new deployment with metric queries.
+	// Analysis measures the new deployment with metric queries, in the
+	// deployer (no pod); a failed analysis is a failed hook.
 	// +optional
 	Analysis *Analysis `json:"analysis,omitempty"`
 }

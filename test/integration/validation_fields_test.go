@@ -101,7 +101,8 @@ func hookCases(p hookPoint) []fieldCase {
 	return []fieldCase{
 		{rule: "required", field: f + ".failurePolicy", wantMessage: msgRequired, manifest: p.manifest(execNewPod)},
 		{rule: "enum", field: f + ".failurePolicy", wantMessage: msgEnum, manifest: p.manifest("        failurePolicy: Sometimes\n" + execNewPod)},
-		{rule: "cel", field: f, wantMessage: "exactly one of execNewPod or tagImages is required", manifest: p.manifest("        failurePolicy: Abort")},
+		{rule: "cel", field: f, wantMessage: "exactly one of execNewPod, tagImages or analysis is required", manifest: p.manifest("        failurePolicy: Abort")},
+		{rule: "cel", field: f, wantMessage: "exactly one of execNewPod, tagImages or analysis is required", manifest: p.manifest("        failurePolicy: Abort\n" + execNewPod + "\n        analysis:\n" + indent(validAnalysis, 10))},
 		{rule: "required", field: f + ".execNewPod.command", wantMessage: msgRequired, manifest: p.manifest("        failurePolicy: Abort\n        execNewPod:\n          containerName: web")},
 		{rule: "minItems", field: f + ".execNewPod.command", wantMessage: msgMinItems, manifest: p.manifest("        failurePolicy: Abort\n        execNewPod:\n          containerName: web\n          command: []")},
 		{rule: "maxLength", field: f + ".execNewPod.containerName", wantMessage: "may not be more than 63", manifest: p.manifest("        failurePolicy: Abort\n        execNewPod:\n          containerName: " + long + "\n          command: [/bin/true]")},
@@ -114,6 +115,75 @@ func hookCases(p hookPoint) []fieldCase {
 		{rule: "cel", field: f + ".tagImages[0].to.kind", wantMessage: "must be DockerImage", manifest: p.manifest(tagImages("        - containerName: web\n          to: {kind: ImageStreamTag, name: web:prod}"))},
 		{rule: "cel", field: f + ".tagImages[0].to.name", wantMessage: "must be a tagged image reference", manifest: p.manifest(tagImages(tagImage("registry.example.com/web")))},
 		{rule: "maxLength", field: f + ".tagImages[0].to.name", wantMessage: "may not be more than 512", manifest: p.manifest(tagImages(tagImage("registry.example.com/" + strings.Repeat("a", 500) + ":t")))},
+	}
+}
+
+// validAnalysis is an analysis that passes validation, at indentation 0.
+const validAnalysis = `count: 2
+interval: 1s
+metrics:
+- name: error-rate
+  prometheus:
+    address: http://127.0.0.1:9090
+    query: sum(rate(app_requests_total{deployment="{{.Deployment}}",code="500"}[1m]))
+  successCondition: result[0] < 0.05
+`
+
+// indent indents every line of text by n spaces.
+func indent(text string, n int) string {
+	pad := strings.Repeat(" ", n)
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	return pad + strings.Join(lines, "\n"+pad)
+}
+
+// analysisCases break every rule of an analysis at field f; manifest
+// places an analysis (YAML at indentation 0) there.
+func analysisCases(f string, manifest func(analysis string) string) []fieldCase {
+	metric := func(body string) string {
+		return "metrics:\n- " + strings.ReplaceAll(strings.TrimSuffix(body, "\n"), "\n", "\n  ")
+	}
+	prom := func(address, query string) string {
+		return metric("name: m\nprometheus:\n  address: " + address + "\n  query: " + query + "\nsuccessCondition: result[0] < 1.0")
+	}
+	good := metric("name: m\nprometheus:\n  address: http://127.0.0.1:9090\n  query: up\nsuccessCondition: result[0] < 1.0")
+	many := "metrics:\n"
+	for i := range 17 {
+		many += fmt.Sprintf("- name: m%d\n  prometheus: {address: \"http://127.0.0.1:9090\", query: up}\n  successCondition: \"true\"\n", i)
+	}
+	long := strings.Repeat("a", 64)
+	c := func(rule, field, want, analysis string) fieldCase {
+		return fieldCase{rule: rule, field: f + field, wantMessage: want, manifest: manifest(analysis)}
+	}
+	return []fieldCase{
+		c("cel", ".interval", "interval is required when count is more than 1", "count: 3\n"+good),
+		c("cel", ".interval", "must be a duration of at least 1s", "interval: 500ms\n"+good),
+		c("cel", ".interval", "must be a duration of at least 1s", "interval: soon\n"+good),
+		c("maxLength", ".interval", "may not be more than 32", "interval: "+strings.Repeat("1s", 17)+"\n"+good),
+		c("minimum", ".count", "greater than or equal to 1", "count: 0\n"+good),
+		c("maximum", ".count", "less than or equal to 1000", "count: 1001\ninterval: 1s\n"+good),
+		c("minimum", ".failureLimit", "greater than or equal to 0", "failureLimit: -1\n"+good),
+		c("maximum", ".failureLimit", "less than or equal to 1000", "failureLimit: 1001\n"+good),
+		c("minimum", ".consecutiveErrorLimit", "greater than or equal to 0", "consecutiveErrorLimit: -1\n"+good),
+		c("maximum", ".consecutiveErrorLimit", "less than or equal to 1000", "consecutiveErrorLimit: 1001\n"+good),
+		c("required", ".metrics", msgRequired, "count: 1\n"),
+		c("minItems", ".metrics", msgMinItems, "metrics: []\n"),
+		c("maxItems", ".metrics", "must have at most 16 items", many),
+		c("cel", ".metrics", "metric names must be unique", good+"\n"+strings.TrimPrefix(good, "metrics:\n")),
+		c("required", ".metrics[0].name", msgRequired, metric("prometheus: {address: \"http://127.0.0.1:9090\", query: up}\nsuccessCondition: \"true\"")),
+		c("minLength", ".metrics[0].name", "at least 1 chars long", metric("name: \"\"\nprometheus: {address: \"http://127.0.0.1:9090\", query: up}\nsuccessCondition: \"true\"")),
+		c("maxLength", ".metrics[0].name", "may not be more than 63", metric("name: "+long+"\nprometheus: {address: \"http://127.0.0.1:9090\", query: up}\nsuccessCondition: \"true\"")),
+		c("required", ".metrics[0].prometheus", msgRequired, metric("name: m\nsuccessCondition: \"true\"")),
+		c("cel", ".metrics[0]", "at least one of successCondition or failureCondition is required", metric("name: m\nprometheus: {address: \"http://127.0.0.1:9090\", query: up}")),
+		c("minLength", ".metrics[0].successCondition", "at least 1 chars long", metric("name: m\nprometheus: {address: \"http://127.0.0.1:9090\", query: up}\nsuccessCondition: \"\"")),
+		c("maxLength", ".metrics[0].successCondition", "may not be more than 1024", metric("name: m\nprometheus: {address: \"http://127.0.0.1:9090\", query: up}\nsuccessCondition: \""+strings.Repeat("1", 1025)+"\"")),
+		c("minLength", ".metrics[0].failureCondition", "at least 1 chars long", metric("name: m\nprometheus: {address: \"http://127.0.0.1:9090\", query: up}\nfailureCondition: \"\"")),
+		c("maxLength", ".metrics[0].failureCondition", "may not be more than 1024", metric("name: m\nprometheus: {address: \"http://127.0.0.1:9090\", query: up}\nfailureCondition: \""+strings.Repeat("1", 1025)+"\"")),
+		c("required", ".metrics[0].prometheus.address", msgRequired, metric("name: m\nprometheus: {query: up}\nsuccessCondition: \"true\"")),
+		c("pattern", ".metrics[0].prometheus.address", "should match", prom("prometheus.monitoring:9090", "up")),
+		c("maxLength", ".metrics[0].prometheus.address", "may not be more than 2048", prom("http://"+strings.Repeat("a", 2048), "up")),
+		c("required", ".metrics[0].prometheus.query", msgRequired, metric("name: m\nprometheus: {address: \"http://127.0.0.1:9090\"}\nsuccessCondition: \"true\"")),
+		c("minLength", ".metrics[0].prometheus.query", "at least 1 chars long", prom("http://127.0.0.1:9090", "\"\"")),
+		c("maxLength", ".metrics[0].prometheus.query", "may not be more than 8192", prom("http://127.0.0.1:9090", strings.Repeat("a", 8193))),
 	}
 }
 
@@ -209,7 +279,18 @@ func fieldCases() []fieldCase {
 	var cases []fieldCase
 	for _, p := range hookPoints {
 		cases = append(cases, hookCases(p)...)
+		cases = append(cases, analysisCases(p.field()+".analysis", func(a string) string {
+			return p.manifest("        failurePolicy: Abort\n        analysis:\n" + indent(a, 10))
+		})...)
 	}
+	// The other places an analysis can be: a canary step and blue-green's
+	// prePromotionAnalysis.
+	cases = append(cases, analysisCases("spec.strategy.rollingParams.steps[0].analysis", func(a string) string {
+		return invalidCase{params: "    rollingParams:\n      steps:\n      - analysis:\n" + indent(a, 10)}.manifest()
+	})...)
+	cases = append(cases, analysisCases("spec.strategy.blueGreenParams.prePromotionAnalysis", func(a string) string {
+		return invalidCase{strategy: "BlueGreen", params: "    blueGreenParams:\n      activeService: web\n      prePromotionAnalysis:\n" + indent(a, 8)}.manifest()
+	})...)
 	cases = append(cases, specCases()...)
 	cases = append(cases, statusCases()...)
 	for i := range cases {

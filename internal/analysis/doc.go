@@ -1,0 +1,28 @@
+// Package analysis measures a deployment with metric queries and decides
+// whether its rollout may go on: the runner behind lifecycle hooks with
+// `analysis`, canary steps with `analysis` and blue-green's
+// prePromotionAnalysis (docs/progressive-delivery.md).
+//
+// Run takes Analysis.Count measurements, one every Analysis.Interval (the
+// first at once). A measurement of one metric renders the metric's query
+// (a Go text/template over Vars), asks Prometheus's HTTP API for its
+// instant value and judges the result with the metric's CEL conditions:
+//
+//   - a vector is `result` as a list of doubles (one per series, in the
+//     order Prometheus returns them; an empty vector is an empty list);
+//     a scalar is `result` as a double. Other result types are an Error.
+//   - failureCondition true: Failed. Otherwise successCondition true:
+//     Successful. With only a successCondition that is false: Failed; with
+//     only a failureCondition that is false: Successful; with both set and
+//     neither true: Inconclusive.
+//   - Prometheus unreachable, an HTTP or query error, or a condition that
+//     cannot judge the result (result[0] of an empty vector, a non-bool
+//     value) is an Error.
+//
+// Each metric keeps its own counts, as Argo Rollouts does: more than
+// FailureLimit Failed measurements fail the analysis; more than
+// ConsecutiveErrorLimit Errors in a row end it in Error; an Inconclusive
+// measurement ends it Inconclusive (there is nobody to ask in a deployer).
+// When every metric was measured Count times without that, it is
+// Successful. Every measurement is written as one line to Options.Out.
+package analysis
