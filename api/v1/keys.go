@@ -56,6 +56,13 @@ const (
 	// JSON, at the deployment's creation.
 	EncodedDeploymentConfigAnnotation = KeyPrefix + "encoded-deployment-config"
 
+	// AnalysisAnnotationPrefix starts the annotations in which the deployer
+	// records the outcome of each analysis of a deployment, one per place
+	// (deployconfig.io/analysis.pre, .mid, .post, or a canary step's label):
+	// "<Phase>: <message>", e.g. `Failed: metric "error-rate" failed 1
+	// measurement(s) (failureLimit 0): ...`.
+	AnalysisAnnotationPrefix = KeyPrefix + "analysis."
+
 	// DeployerPodCreateFailingSinceAnnotation records when the controller
 	// first failed to create a deployment's deployer pod; after the
 	// strategy's timeout the deployment fails.

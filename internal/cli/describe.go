@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/analysis"
 	"github.com/deployconfig/deployconfig/internal/deployment"
 )
 
@@ -175,6 +176,50 @@ func describeHook(d *describer, title string, h *dcv1.LifecycleHook) {
 	for _, t := range h.TagImages {
 		d.line(2, "Tag Image", fmt.Sprintf("container %s to %s %s", t.ContainerName, t.To.Kind, t.To.Name))
 	}
+	describeAnalysis(d, 2, h.Analysis)
+}
+
+// describeAnalysis shows an analysis: its counts and each metric's query
+// and conditions.
+func describeAnalysis(d *describer, level int, a *dcv1.Analysis) {
+	if a == nil {
+		return
+	}
+	count := func(p *int32, def int32) int32 {
+		if p == nil {
+			return def
+		}
+		return *p
+	}
+	d.line(level, "Analysis", fmt.Sprintf("%d measurement(s) every %s, failureLimit %d, consecutiveErrorLimit %d",
+		count(a.Count, analysis.DefaultCount), a.Interval.Duration, count(a.FailureLimit, analysis.DefaultFailureLimit),
+		count(a.ConsecutiveErrorLimit, analysis.DefaultConsecutiveErrorLimit)))
+	for _, m := range a.Metrics {
+		if m.Prometheus != nil {
+			d.line(level+1, "Metric "+m.Name, m.Prometheus.Address+" "+strings.TrimSpace(m.Prometheus.Query))
+		}
+		if m.SuccessCondition != "" {
+			d.line(level+2, "Success", m.SuccessCondition)
+		}
+		if m.FailureCondition != "" {
+			d.line(level+2, "Failure", m.FailureCondition)
+		}
+	}
+}
+
+// describeAnalysisOutcomes shows the outcomes the deployer recorded on a
+// deployment, in the order of their keys.
+func describeAnalysisOutcomes(d *describer, rc *corev1.ReplicationController) {
+	var keys []string
+	for k := range rc.Annotations {
+		if strings.HasPrefix(k, dcv1.AnalysisAnnotationPrefix) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		d.line(1, "Analysis "+strings.TrimPrefix(k, dcv1.AnalysisAnnotationPrefix), rc.Annotations[k])
+	}
 }
 
 // podCounts are a deployment's pods by phase.
@@ -227,6 +272,7 @@ func (a *app) describeDeployments(d *describer, dc *dcv1.DeploymentConfig, rcs [
 		if reason := rc.Annotations[dcv1.DeploymentStatusReasonAnnotation]; reason != "" {
 			d.line(1, "Reason", reason)
 		}
+		describeAnalysisOutcomes(d, rc)
 		wanted := deployment.Replicas(rc)
 		if desired, ok := deployment.DesiredReplicas(rc); ok && !deployment.IsTerminal(deployment.Phase(rc)) {
 			wanted = desired

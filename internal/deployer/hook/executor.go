@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/analysis"
 	"github.com/deployconfig/deployconfig/internal/deployer/observe"
 	"github.com/deployconfig/deployconfig/internal/registry"
 )
@@ -41,6 +42,10 @@ type Executor struct {
 	strategy     *dcv1.DeploymentStrategy
 	deadline     time.Time
 	registryOpts registry.Options
+
+	// analysisOpts are the options of analysis hooks' runs (tests shorten
+	// their waits).
+	analysisOpts analysis.Options
 
 	// now, pause, drainIdle and drainMax are fields so tests can shorten them.
 	now       func() time.Time
@@ -83,6 +88,8 @@ func (e *Executor) Run(ctx context.Context, hook *dcv1.LifecycleHook, rc *corev1
 		err = e.execNewPod(ctx, hook, rc, hookType)
 	case len(hook.TagImages) > 0:
 		err = e.tagImages(ctx, hook, rc, hookType)
+	case hook.Analysis != nil:
+		err = e.analyze(ctx, hook, rc, hookType)
 	default:
 		return nil
 	}
