@@ -214,8 +214,12 @@ func (d *deployer) runStrategy(ctx context.Context, s *dcv1.DeploymentStrategy, 
 		return strategy.Completed, err
 	}
 	hooks := hook.NewExecutor(d.client, d.out, s, deadline)
+	if err := validateStepAnalyses(s); err != nil {
+		return strategy.Completed, err
+	}
 	rollout := strategy.New(d.scaler, hooks, d.out, d.until).
-		WithServices(d.client.CoreV1().Services(d.namespace))
+		WithServices(d.client.CoreV1().Services(d.namespace)).
+		WithAnalysis(stepAnalysis{client: d.client, out: d.out})
 	switch s.Type {
 	case dcv1.DeploymentStrategyTypeBlueGreen:
 		return rollout.BlueGreen(ctx, s.BlueGreenParams, from, to, desired)

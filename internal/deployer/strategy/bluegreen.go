@@ -159,7 +159,7 @@ func (r *Rollout) prePromotionAnalysis(ctx context.Context, a *dcv1.Analysis, to
 	if r.analysis == nil {
 		return errors.New("prePromotionAnalysis: this deployer cannot run analyses")
 	}
-	err := r.analysis.Run(ctx, a, to, "prePromotionAnalysis")
+	err := r.analysis.Run(ctx, a, to, "prePromotion")
 	if err == nil {
 		return nil
 	}
@@ -167,7 +167,7 @@ func (r *Rollout) prePromotionAnalysis(ctx context.Context, a *dcv1.Analysis, to
 	if _, serr := r.scaleTo(ctx, to, 0, timeout); serr != nil {
 		r.printf("--> Warning: %v", serr)
 	}
-	return fmt.Errorf("prePromotionAnalysis failed: %w", err)
+	return fmt.Errorf("prePromotionAnalysis: %w", err)
 }
 
 // awaitPromotion waits for `kubectl dc rollout promote` or, with

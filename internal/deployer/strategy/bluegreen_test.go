@@ -131,7 +131,7 @@ func TestBlueGreenFailedAnalysisSwitchesNothing(t *testing.T) {
 	params := blueGreen.DeepCopy()
 	params.PrePromotionAnalysis = &dcv1.Analysis{}
 	_, err := e.rollout.BlueGreen(t.Context(), params, e.from, e.to, 2)
-	if err == nil || err.Error() != `prePromotionAnalysis failed: metric "errors" failed 2 times` {
+	if err == nil || err.Error() != `prePromotionAnalysis: analysis Failed: metric "errors" failed 2 times` {
 		t.Fatalf("err = %v", err)
 	}
 	if sel := e.selector(t, "web"); sel["deployment"] != "web-1" {

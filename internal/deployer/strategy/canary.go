@@ -15,10 +15,10 @@ import (
 
 // AnalysisRunner measures a deployment with an analysis. It returns nil when
 // the analysis passed and otherwise an error whose message says why the
-// rollout must not go on. what names the analysis in logs ("step 3",
-// "prePromotionAnalysis").
+// rollout must not go on. label names the analysis in logs and records
+// ("step-3", "prePromotion").
 type AnalysisRunner interface {
-	Run(ctx context.Context, a *dcv1.Analysis, rc *corev1.ReplicationController, what string) error
+	Run(ctx context.Context, a *dcv1.Analysis, rc *corev1.ReplicationController, label string) error
 }
 
 // WithAnalysis makes the rollout run analysis steps with a.
@@ -275,8 +275,8 @@ func (r *Rollout) analysisStep(ctx context.Context, a *dcv1.Analysis, k, n int, 
 	if r.analysis == nil {
 		return fmt.Errorf("step %d of %d: this deployer cannot run analysis steps", k, n)
 	}
-	if err := r.analysis.Run(ctx, a, p.to, fmt.Sprintf("step %d", k)); err != nil {
-		return fmt.Errorf("step %d of %d: analysis failed: %w", k, n, err)
+	if err := r.analysis.Run(ctx, a, p.to, fmt.Sprintf("step-%d", k)); err != nil {
+		return fmt.Errorf("step %d of %d: %w", k, n, err)
 	}
 	fresh, err := r.scaler.Get(ctx, p.to.Name)
 	if err != nil {

@@ -216,14 +216,14 @@ func TestCanaryCancelledInPause(t *testing.T) {
 type failingAnalysis struct{}
 
 func (failingAnalysis) Run(context.Context, *dcv1.Analysis, *corev1.ReplicationController, string) error {
-	return errors.New(`metric "errors" failed 2 times`)
+	return errors.New(`analysis Failed: metric "errors" failed 2 times`)
 }
 
 func TestCanaryFailedAnalysisFailsTheRollout(t *testing.T) {
 	e := setup(t, fc.Options{}, 4, "")
 	e.rollout.WithAnalysis(failingAnalysis{})
 	_, err := e.rollout.Rolling(t.Context(), steps("1", "0", weight(25), dcv1.RollingStep{Analysis: &dcv1.Analysis{}}, weight(50)), e.from, e.to, 4)
-	if err == nil || err.Error() != `step 2 of 3: analysis failed: metric "errors" failed 2 times` {
+	if err == nil || err.Error() != `step 2 of 3: analysis Failed: metric "errors" failed 2 times` {
 		t.Fatalf("err = %v", err)
 	}
 	if to, _ := e.rcState(t, "web-2", ""); to != 1 {
