@@ -16,6 +16,9 @@ KUBE_MINOR=37
 ETCD_VERSION=$(awk '$1 == "go.etcd.io/etcd/server/v3" {print $2}' "$root/hack/tools/go.mod")
 KWOK_VERSION=v0.8.0
 CONTROLLER_TOOLS_VERSION=v0.23.0
+# Prometheus for the analysis tests and the playground (the Go module
+# version of Prometheus 3.x).
+PROMETHEUS_VERSION=v0.316.0
 
 mkdir -p "$bin" "$cache"
 
@@ -45,24 +48,29 @@ build_kube() {
   link "$name" "$version"
 }
 
-# install_module NAME PACKAGE VERSION: go install a command at a pinned version.
+# install_module NAME PACKAGE VERSION [GO FLAGS...]: go install a command at
+# a pinned version.
 install_module() {
   local name=$1 pkg=$2 version=$3
+  shift 3
   link "$name" "$version" && return 0
   echo "building $name $version (first time only)..." >&2
   mkdir -p "$cache/$name-$version"
-  GOBIN="$cache/$name-$version" go install "$pkg@$version"
+  GOBIN="$cache/$name-$version" go install "$@" "$pkg@$version"
   link "$name" "$version"
 }
 
 want=("$@")
-[[ ${#want[@]} -gt 0 ]] || want=(controller-gen etcd kube-apiserver kubectl kube-controller-manager kube-scheduler kwok kwokctl)
+[[ ${#want[@]} -gt 0 ]] || want=(controller-gen etcd kube-apiserver kubectl kube-controller-manager kube-scheduler kwok kwokctl prometheus)
 
 for tool in "${want[@]}"; do
   case "$tool" in
     controller-gen) install_module controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen "$CONTROLLER_TOOLS_VERSION" ;;
     kwok) install_module kwok sigs.k8s.io/kwok/cmd/kwok "$KWOK_VERSION" ;;
     kwokctl) install_module kwokctl sigs.k8s.io/kwok/cmd/kwokctl "$KWOK_VERSION" ;;
+    # remove_all_sd leaves out the cloud service discoveries (the tests
+    # scrape static targets): a build of minutes instead of most of an hour.
+    prometheus) install_module prometheus github.com/prometheus/prometheus/cmd/prometheus "$PROMETHEUS_VERSION" -tags remove_all_sd ;;
     etcd) build_kube etcd go.etcd.io/etcd/server/v3 "$ETCD_VERSION" ;;
     kube-apiserver | kube-controller-manager | kube-scheduler | kubectl | kubelet)
       build_kube "$tool" "k8s.io/kubernetes/cmd/$tool" "$KUBE_VERSION" ;;

@@ -154,8 +154,12 @@ const ImageTriggerFailure DeploymentConditionType = "ImageTriggerFailure"
 
 // Reasons of the Progressing and Available conditions.
 const (
-	NewReplicationControllerCreatedReason   = "NewReplicationControllerCreated"
-	ReplicationControllerCreateErrorReason  = "ReplicationControllerCreateError"
+	NewReplicationControllerCreatedReason  = "NewReplicationControllerCreated"
+	ReplicationControllerCreateErrorReason = "ReplicationControllerCreateError"
+	// InvalidAnalysisReason: an analysis of the strategy has a condition
+	// that does not compile or a query that does not render, so the
+	// rollout did not start (also the reason of the event).
+	InvalidAnalysisReason                   = "InvalidAnalysis"
 	ReplicationControllerUpdatedReason      = "ReplicationControllerUpdated"
 	NewReplicationControllerAvailableReason = "NewReplicationControllerAvailable"
 	ProgressDeadlineExceededReason          = "ProgressDeadlineExceeded"

@@ -17,7 +17,7 @@ type Analysis struct {
 	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') && duration(self) >= duration('1s')",message="must be a duration of at least 1s, e.g. 30s or 1m"
 	// +optional
-	Interval metav1.Duration `json:"interval,omitempty"`
+	Interval metav1.Duration `json:"interval,omitzero"`
 
 	// Count is how many measurements of each metric are taken (errors
 	// excepted); the analysis succeeds when all were taken without reaching

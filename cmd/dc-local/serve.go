@@ -59,6 +59,9 @@ type serveFlags struct {
 	// controller runs dc-controller in serve; without it serve is only
 	// the pod runtime (see serve_controller.go).
 	controller bool
+	// prometheus runs a Prometheus and the exporter it scrapes, for the
+	// playground's analysis rollouts.
+	prometheus bool
 }
 
 func newServeCommand(g *globalFlags) *cobra.Command {
@@ -91,6 +94,7 @@ stopping the background one. Only one runs per cluster.`,
 	fl.DurationVar(&f.imagePollInterval, "image-poll-interval", imagetrigger.DefaultPollInterval, "how often dc-controller looks up each registry tag an ImageChange trigger watches")
 	fl.StringVar(&f.allowRegistryNetworks, strings.TrimPrefix(registry.AllowNetworksFlag, "--"), playgroundRegistryNetworks,
 		"comma-separated CIDRs dc-controller's registry requests may connect to although loopback, link-local or private; the playground allows loopback, where local registries listen")
+	fl.BoolVar(&f.prometheus, "prometheus", false, "run Prometheus (bin/prometheus) on loopback, scraping an exporter of app_requests_total whose traffic dc-local up sets, for the analysis sample")
 	addControllerFlag(fl, f)
 	return cmd
 }
@@ -147,7 +151,16 @@ func runServe(ctx context.Context, g *globalFlags, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
-	log.Info("dc-local serve", "cluster", o.Name, "pid", os.Getpid(), "deployerImage", f.deployerImage, "controller", f.controller)
+	if f.prometheus {
+		stop, err := playground.StartPrometheus(ctx, o)
+		if err != nil {
+			// The rest of the playground works without it.
+			log.Error(err, "not running prometheus: the analysis sample cannot be measured")
+		} else {
+			defer stop()
+		}
+	}
+	log.Info("dc-local serve", "cluster", o.Name, "pid", os.Getpid(), "deployerImage", f.deployerImage, "controller", f.controller, "prometheus", f.prometheus)
 	return runBoth(ctx, log, runController, rt.Run, func(ctx context.Context) error {
 		return watchCluster(ctx, o, clusterCheckInterval)
 	})

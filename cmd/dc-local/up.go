@@ -36,8 +36,10 @@ func newUpCommand(g *globalFlags) *cobra.Command {
 		Long: `up starts the playground cluster, or reuses it when it is already running,
 installs the DeploymentConfig CRD from config/crd/bases, starts 'dc-local
 serve' (dc-controller and the local pod runtime) in the background, applies
-the samples of config/samples, waits for their rollouts and prints how to use
-the cluster. Running it again is safe and fast.
+the samples of config/samples, waits for their rollouts, rolls out the
+analysis sample twice (measured by the Prometheus that serve runs on
+loopback: one version passes its analysis, the next fails it and is rolled
+back) and prints how to use the cluster. Running it again is safe and fast.
 
 With --follow (what 'make run' does) it then shows the server's log until
 Ctrl-C, which stops dc-controller and the pod runtime and leaves the cluster;
@@ -102,6 +104,9 @@ func runUp(ctx context.Context, out io.Writer, g *globalFlags, f *upFlags) error
 	if rolloutErr == nil && len(dcs) > 0 {
 		rolloutErr = showSecondRollout(ctx, out, cluster, namespace, dcs[0], f.wait)
 	}
+	if rolloutErr == nil {
+		rolloutErr = cluster.ShowAnalysisRollouts(ctx, out, o, namespace, f.wait)
+	}
 	if err := showDeploymentConfigs(ctx, out, cluster, namespace); err != nil {
 		return err
 	}
@@ -142,7 +147,7 @@ func startServer(ctx context.Context, out io.Writer, cluster *playground.Cluster
 	if err != nil {
 		return nil, fmt.Errorf("finding dc-local's own binary: %w", err)
 	}
-	server, err := cluster.StartServer(ctx, []string{exe, "serve", "--name", cluster.Name, "--bin", bin})
+	server, err := cluster.StartServer(ctx, []string{exe, "serve", "--name", cluster.Name, "--bin", bin, "--prometheus"})
 	if err != nil {
 		return nil, err
 	}

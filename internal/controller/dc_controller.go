@@ -289,6 +289,9 @@ func (r *DeploymentConfigReconciler) startDeployment(ctx context.Context, dc *dc
 		log.FromContext(ctx).Info("not deploying a template with an empty image", "version", dc.Status.LatestVersion)
 		return nil
 	}
+	if err := r.refuseInvalidAnalyses(dc); err != nil {
+		return err
+	}
 	return r.createDeployment(ctx, dc)
 }
 

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deployconfig/deployconfig/internal/localprom"
 	"github.com/deployconfig/deployconfig/internal/playground"
 	"github.com/deployconfig/deployconfig/test/watchdog"
 )
@@ -59,6 +60,10 @@ type environment struct {
 	server        *playground.Server
 	serverCommand []string
 	options       playground.Options
+	// exporter serves the series analyses measure, which tests set;
+	// prometheus scrapes it every second (both on loopback).
+	exporter   *localprom.Exporter
+	prometheus *localprom.Server
 }
 
 func TestMain(m *testing.M) {
@@ -106,6 +111,7 @@ func runSuite(m *testing.M) int {
 	}
 	fmt.Fprintf(os.Stderr, "e2e: cluster %s ready in %s (kubeconfig %s; dc-local serve pid %d, log %s)\n",
 		o.Name, time.Since(start).Round(100*time.Millisecond), suite.cluster.Kubeconfig, suite.server.PID, suite.server.Log)
+	defer suite.stopPrometheus()
 	code := m.Run()
 	if code != 0 {
 		printServerLog(o)
@@ -179,7 +185,35 @@ func setUp(ctx context.Context, o playground.Options) (*environment, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &environment{cluster: cluster, binDir: o.BinDir, server: server, serverCommand: command, options: o}, nil
+	env := &environment{cluster: cluster, binDir: o.BinDir, server: server, serverCommand: command, options: o}
+	if err := env.startPrometheus(ctx); err != nil {
+		return nil, err
+	}
+	return env, nil
+}
+
+// startPrometheus starts the exporter and a Prometheus scraping it.
+func (e *environment) startPrometheus(ctx context.Context) error {
+	exporter, err := localprom.StartExporter()
+	if err != nil {
+		return err
+	}
+	prom, err := localprom.Start(ctx, localprom.Options{Binary: filepath.Join(e.binDir, "prometheus"), Targets: []string{exporter.Addr()}})
+	if err != nil {
+		exporter.Close()
+		return err
+	}
+	e.exporter, e.prometheus = exporter, prom
+	return nil
+}
+
+// stopPrometheus stops what startPrometheus started.
+func (e *environment) stopPrometheus() {
+	if e == nil || e.prometheus == nil {
+		return
+	}
+	e.prometheus.Close()
+	e.exporter.Close()
 }
 
 // teardownOnce returns a function that removes the cluster the first time
