@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -16,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/localprom"
 )
 
 // canary is a Rolling strategy (maxSurge and maxUnavailable 25%) with steps.
@@ -122,52 +121,56 @@ func TestCanaryCancelledInPauseFallsBack(t *testing.T) {
 	waitScaled(t, ns, map[string]int32{"web-1": 4, "web-2": 0})
 }
 
-// prometheusStub answers Prometheus instant queries on loopback with value
-// as the one sample of a vector, as a Prometheus whose series the test
-// sets would.
-func prometheusStub(t *testing.T, value string) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/api/v1/query" {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[%d,%q]}]}}`, time.Now().Unix(), value)
-	})}
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	return "http://" + l.Addr().String()
-}
-
-// errorRate is an analysis of one measurement that fails when the error
-// rate is above 5%.
-func errorRate(address string) *dcv1.Analysis {
-	count := int32(1)
+// errorRate is an analysis that measures the deployment's error rate (the
+// share of code 500 among its requests, from the suite's exporter, on the
+// suite's Prometheus) twice, a second apart, and fails above 5%.
+func errorRate() *dcv1.Analysis {
+	count := int32(2)
 	return &dcv1.Analysis{
-		Count:    &count,
 		Interval: metav1.Duration{Duration: time.Second},
+		Count:    &count,
 		Metrics: []dcv1.AnalysisMetric{{
 			Name:             "error-rate",
-			Prometheus:       &dcv1.PrometheusMetric{Address: address, Query: `sum(rate(http_errors_total{deployment="{{.Deployment}}"}[1m]))`},
-			FailureCondition: "result[0] > 0.05",
+			Prometheus:       &dcv1.PrometheusMetric{Address: suite.prometheus.URL(), Query: localprom.ErrorRateQuery},
+			SuccessCondition: "result[0] <= 0.05",
 		}},
 	}
 }
 
+// A canary whose new version keeps its error rate low passes its analysis
+// step and completes.
+func TestCanaryStepAnalysisPasses(t *testing.T) {
+	t.Parallel()
+	ns := dcNamespace(t)
+	suite.exporter.SetTraffic(ns, "web-2", 10, 0)
+	waitRated(t, suite.prometheus.URL(), ns, "web-2")
+	createDC(t, ns, newDC("web", 4, canary(setWeight(25), dcv1.RollingStep{Analysis: errorRate()}, setWeight(75))))
+	requireComplete(t, ns, "web", 1)
+	rollNext(t, ns, 2)
+	rc := requireComplete(t, ns, "web", 2)
+	if got := rc.Annotations[dcv1.AnalysisAnnotationPrefix+"step-2"]; !strings.HasPrefix(got, "Successful: ") {
+		t.Errorf("web-2's step-2 analysis annotation %q, want Successful", got)
+	}
+	assertInOrder(t, deployerLog(t, ns, "web"),
+		"--> Step 2 of 3: analysis",
+		"--> step-2: analysis Successful",
+		"--> Step 3 of 3: setWeight 75%",
+		"--> Success")
+}
+
+// A canary whose new version fails half its requests fails its analysis
+// step: the rollout fails naming the step and the metric, and the previous
+// version is back at full size.
 func TestCanaryFailedStepAnalysisFailsTheRollout(t *testing.T) {
 	t.Parallel()
 	ns := dcNamespace(t)
-	prom := prometheusStub(t, "0.5")
-	createDC(t, ns, newDC("web", 4, canary(setWeight(25), dcv1.RollingStep{Analysis: errorRate(prom)}, setWeight(75))))
+	suite.exporter.SetTraffic(ns, "web-2", 10, 5)
+	waitRated(t, suite.prometheus.URL(), ns, "web-2")
+	createDC(t, ns, newDC("web", 4, canary(setWeight(25), dcv1.RollingStep{Analysis: errorRate()}, setWeight(75))))
 	requireComplete(t, ns, "web", 1)
 	rollNext(t, ns, 2)
 	rc := requirePhase(t, ns, "web", 2, dcv1.DeploymentPhaseFailed)
-	if reason := rc.Annotations[dcv1.DeploymentStatusReasonAnnotation]; !strings.Contains(reason, "step 2 of 3") || !strings.Contains(reason, "error-rate") {
+	if reason := rc.Annotations[dcv1.DeploymentStatusReasonAnnotation]; !strings.Contains(reason, "step 2 of 3: analysis Failed") || !strings.Contains(reason, "error-rate") {
 		t.Errorf("status reason %q does not name the step and the metric", reason)
 	}
 	waitScaled(t, ns, map[string]int32{"web-1": 4, "web-2": 0})
@@ -308,8 +311,9 @@ func TestBlueGreenFailedPrePromotionAnalysis(t *testing.T) {
 	t.Parallel()
 	ns := dcNamespace(t)
 	blueGreenServices(t, ns)
-	prom := prometheusStub(t, "0.5")
-	createDC(t, ns, blueGreenDC(2, dcv1.BlueGreenDeploymentStrategyParams{PrePromotionAnalysis: errorRate(prom)}))
+	suite.exporter.SetTraffic(ns, "web-2", 10, 5)
+	waitRated(t, suite.prometheus.URL(), ns, "web-2")
+	createDC(t, ns, blueGreenDC(2, dcv1.BlueGreenDeploymentStrategyParams{PrePromotionAnalysis: errorRate()}))
 	requireComplete(t, ns, "web", 1)
 	waitEndpoints(t, ns, "web", "web-1", 2)
 	rollNext(t, ns, 2)
