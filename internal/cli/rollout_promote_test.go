@@ -125,3 +125,32 @@ func TestRolloutStatusProgressive(t *testing.T) {
 		args: []string{"rollout", "status", "web"},
 	}})
 }
+
+// withAnalysis adds an analysis step to the canary and a pre-promotion
+// analysis to blue-green.
+func withAnalysis(dc *dcv1.DeploymentConfig) {
+	count := int32(3)
+	a := &dcv1.Analysis{
+		Interval: metav1.Duration{Duration: 30 * time.Second},
+		Count:    &count,
+		Metrics: []dcv1.AnalysisMetric{{Name: "error-rate", SuccessCondition: "result[0] <= 0.05",
+			Prometheus: &dcv1.PrometheusMetric{Address: "http://prometheus.monitoring:9090", Query: `errors{deployment="{{.Deployment}}"}`}}},
+	}
+	if p := dc.Spec.Strategy.BlueGreenParams; p != nil {
+		p.PrePromotionAnalysis = a
+		return
+	}
+	dc.Spec.Strategy.RollingParams.Steps = append(dc.Spec.Strategy.RollingParams.Steps, dcv1.RollingStep{Analysis: a})
+}
+
+func TestDescribeProgressive(t *testing.T) {
+	runCases(t, []commandCase{{
+		name: "canary",
+		objs: progressive(func(dc *dcv1.DeploymentConfig) { canarySteps(dc); withAnalysis(dc) }, atStep2Paused),
+		args: []string{"describe", "web"},
+	}, {
+		name: "blue-green",
+		objs: progressive(func(dc *dcv1.DeploymentConfig) { blueGreenStrategy(dc); withAnalysis(dc) }, blueGreenWaiting),
+		args: []string{"describe", "web"},
+	}})
+}

@@ -286,3 +286,28 @@ func reachedCounts(scales []fc.Scale, c canaryCounts) bool {
 	}
 	return false
 }
+
+// TestCanaryResumesAtTheRecordedStep checks that a deployer started again
+// for a deployment that recorded a step (its pod restarted) goes on from
+// that step instead of starting over.
+func TestCanaryResumesAtTheRecordedStep(t *testing.T) {
+	e := setup(t, fc.Options{}, 4, "")
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"3",%q:"3",%q:"2026-03-01T11:00:00Z"}}}`,
+		dcv1.DeploymentStepAnnotation, dcv1.DeploymentStepsAnnotation, dcv1.DeploymentPausedSinceAnnotation)
+	to, err := e.cluster.Client.CoreV1().ReplicationControllers(ns).Patch(t.Context(), "web-2", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.to = to
+	e.promote(t, "3")
+	if _, err := e.rollout.Rolling(t.Context(), steps("1", "0", weight(25), weight(50), pauseUntilPromoted), e.from, e.to, 4); err != nil {
+		t.Fatalf("rollout: %v\n%s", err, e.out.String())
+	}
+	out := e.out.String()
+	if strings.Contains(out, "Step 1 of 3") || strings.Contains(out, "Step 2 of 3") || !strings.Contains(out, "--> Step 3 of 3: paused until") {
+		t.Errorf("output:\n%s", out)
+	}
+	if to, _ := e.rcState(t, "web-2", ""); to != 4 {
+		t.Errorf("web-2 has %d replicas, want 4", to)
+	}
+}
