@@ -224,7 +224,7 @@ func specCases() []fieldCase {
 		{rule: "cel", field: "spec.selector", wantMessage: "must not be empty", manifest: "apiVersion: apps.deployconfig.io/v1\nkind: DeploymentConfig\nmetadata:\n  name: invalid\nspec:\n  template:\n    spec:\n      containers:\n      - name: web\n        image: registry.example.com/web:1\n"},
 		spec("maxProperties", "spec.selector", "must have at most 64 items", invalidCase{spec: selector}),
 		{rule: "maxLength", path: ".spec.selector{}", field: "spec.selector.app", wantMessage: "may not be more than 63", manifest: invalidCase{spec: "  selector:\n    app: " + long + "\n"}.manifest()},
-		spec("enum", "spec.strategy.type", msgEnum, invalidCase{strategy: "BlueGreen"}),
+		spec("enum", "spec.strategy.type", msgEnum, invalidCase{strategy: "Canary"}),
 		spec("cel", "spec.strategy.customParams", "required when strategy.type is Custom", invalidCase{strategy: "Custom"}),
 		spec("minimum", "spec.strategy.activeDeadlineSeconds", "greater than or equal to 1", invalidCase{params: "    activeDeadlineSeconds: 0"}),
 		spec("cel", "spec.strategy.activeDeadlineSeconds", "must be greater than the strategy's timeoutSeconds", invalidCase{strategy: "Recreate", params: "    activeDeadlineSeconds: 100"}),
@@ -292,6 +292,7 @@ func fieldCases() []fieldCase {
 		return invalidCase{strategy: "BlueGreen", params: "    blueGreenParams:\n      activeService: web\n      prePromotionAnalysis:\n" + indent(a, 8)}.manifest()
 	})...)
 	cases = append(cases, specCases()...)
+	cases = append(cases, progressiveCases()...)
 	cases = append(cases, statusCases()...)
 	for i := range cases {
 		cases[i].name = fmt.Sprintf("%s %s %s", cases[i].field, cases[i].rule, cases[i].wantMessage)
