@@ -126,6 +126,10 @@ func checkAddress(address string) error {
 	return nil
 }
 
+// conditionCostLimit bounds the work of one evaluation of a condition, so
+// that a condition over a large vector cannot stall the deployer.
+const conditionCostLimit = 1_000_000
+
 // newEnv is the CEL environment of conditions: one variable, result.
 func newEnv() (*cel.Env, error) {
 	env, err := cel.NewEnv(cel.Variable("result", cel.DynType))
@@ -147,7 +151,7 @@ func compileCondition(env *cel.Env, field, expr string) (*condition, error) {
 	if t := ast.OutputType(); t != cel.BoolType && t != cel.DynType {
 		return nil, fmt.Errorf("must be a bool expression, %q is a %s", expr, t)
 	}
-	prg, err := env.Program(ast)
+	prg, err := env.Program(ast, cel.CostLimit(conditionCostLimit))
 	if err != nil {
 		return nil, fmt.Errorf("does not compile as CEL: %w", err)
 	}

@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -59,15 +57,16 @@ func Record(ctx context.Context, client kubernetes.Interface, rc *corev1.Replica
 	if _, err := client.CoreV1().ReplicationControllers(rc.Namespace).Patch(ctx, rc.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		return fmt.Errorf("record the %s analysis on replicationcontroller %s/%s: %w", label, rc.Namespace, rc.Name, err)
 	}
-	if _, err := client.EventsV1().Events(rc.Namespace).Create(ctx, event(rc, label, o), metav1.CreateOptions{}); err != nil {
+	if _, err := client.CoreV1().Events(rc.Namespace).Create(ctx, event(rc, label, o), metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("record the %s analysis as an event: %w", label, err)
 	}
 	return nil
 }
 
-// event is the event of an outcome.
-func event(rc *corev1.ReplicationController, label string, o Outcome) *eventsv1.Event {
-	now := time.Now()
+// event is the event of an outcome. It is a core/v1 Event, the kind the
+// deployer's role may create.
+func event(rc *corev1.ReplicationController, label string, o Outcome) *corev1.Event {
+	now := metav1.Now()
 	reason, kind := ReasonAnalysisSucceeded, corev1.EventTypeNormal
 	if o.Phase != Successful {
 		reason, kind = ReasonAnalysisFailed, corev1.EventTypeWarning
@@ -76,19 +75,22 @@ func event(rc *corev1.ReplicationController, label string, o Outcome) *eventsv1.
 	if instance == "" {
 		instance = rc.Name
 	}
-	return &eventsv1.Event{
-		ObjectMeta:          metav1.ObjectMeta{Name: rc.Name + "." + strconv.FormatInt(now.UnixNano(), 36), Namespace: rc.Namespace},
-		EventTime:           metav1.NewMicroTime(now),
-		ReportingController: reportingController,
-		ReportingInstance:   truncateTo(instance, 128),
-		Action:              "Analysis",
-		Reason:              reason,
-		Type:                kind,
-		Regarding: corev1.ObjectReference{
+	return &corev1.Event{
+		ObjectMeta: metav1.ObjectMeta{Name: rc.Name + "." + strconv.FormatInt(now.UnixNano(), 36), Namespace: rc.Namespace},
+		InvolvedObject: corev1.ObjectReference{
 			Kind: "ReplicationController", APIVersion: "v1",
 			Namespace: rc.Namespace, Name: rc.Name, UID: rc.UID, ResourceVersion: rc.ResourceVersion,
 		},
-		Note: truncate(label + " analysis " + o.String()),
+		Reason:              reason,
+		Message:             truncate(label + " analysis " + o.String()),
+		Type:                kind,
+		Source:              corev1.EventSource{Component: reportingController},
+		FirstTimestamp:      now,
+		LastTimestamp:       now,
+		Count:               1,
+		Action:              "Analysis",
+		ReportingController: reportingController,
+		ReportingInstance:   truncateTo(instance, 128),
 	}
 }
 

@@ -107,13 +107,13 @@ func TestExecutorAnalysis(t *testing.T) {
 			if a := got.Annotations[dcv1.AnalysisAnnotationPrefix+"post"]; !strings.HasPrefix(a, tt.annotation) {
 				t.Errorf("annotation %q, want it to start with %q", a, tt.annotation)
 			}
-			events, err := cluster.Client.EventsV1().Events("shop").List(ctx, metav1.ListOptions{})
+			events, err := cluster.Client.CoreV1().Events("shop").List(ctx, metav1.ListOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			last := events.Items[len(events.Items)-1]
-			if last.Reason != tt.reason || last.Regarding.Name != rc.Name || !strings.HasPrefix(last.Note, "post analysis ") {
-				t.Errorf("last event %s %s %q, want %s regarding %s", last.Reason, last.Regarding.Name, last.Note, tt.reason, rc.Name)
+			if last.Reason != tt.reason || last.InvolvedObject.Name != rc.Name || !strings.HasPrefix(last.Message, "post analysis ") {
+				t.Errorf("last event %s %s %q, want %s regarding %s", last.Reason, last.InvolvedObject.Name, last.Message, tt.reason, rc.Name)
 			}
 			if got := len(cluster.Created()); got != 0 {
 				t.Errorf("%d pods created; an analysis runs in the deployer", got)
