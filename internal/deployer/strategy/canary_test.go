@@ -311,3 +311,23 @@ func TestCanaryResumesAtTheRecordedStep(t *testing.T) {
 		t.Errorf("web-2 has %d replicas, want 4", to)
 	}
 }
+
+// TestCanaryGrowsTheOldDeploymentToItsShare checks a canary whose
+// DeploymentConfig's replicas were raised with the template: the old
+// deployment (2 pods) grows to its share of 5 (4 at 20%) beside the new
+// one's pod, instead of waiting for its pods for ever.
+func TestCanaryGrowsTheOldDeploymentToItsShare(t *testing.T) {
+	e := setup(t, fc.Options{}, 2, "")
+	done := e.runAsync(t.Context(), steps("25%", "25%", weight(20), pauseUntilPromoted), 5)
+	e.waitPaused(t, "2")
+	if to, _ := e.rcState(t, "web-2", ""); to != 1 {
+		t.Errorf("at the pause web-2 has %d replicas, want 1", to)
+	}
+	if from, _ := e.rcState(t, "web-1", ""); from != 4 {
+		t.Errorf("at the pause web-1 has %d replicas, want 4", from)
+	}
+	e.promote(t, "2")
+	if err := <-done; err != nil {
+		t.Fatalf("rollout: %v\n%s", err, e.out.String())
+	}
+}
