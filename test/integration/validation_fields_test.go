@@ -213,6 +213,9 @@ func specCases() []fieldCase {
 		return fieldCase{rule: rule, field: field, wantMessage: wantMessage, manifest: c.manifest()}
 	}
 	rolling := func(body string) invalidCase { return invalidCase{params: "    rollingParams:\n" + body} }
+	blueGreen := func(body string) invalidCase {
+		return invalidCase{strategy: "BlueGreen", params: "    blueGreenParams:\n" + body}
+	}
 	return []fieldCase{
 		{rule: "required", field: "spec", wantMessage: msgRequired, manifest: "apiVersion: apps.deployconfig.io/v1\nkind: DeploymentConfig\nmetadata:\n  name: invalid\n"},
 		{rule: "required", field: "spec.template", wantMessage: msgRequired, manifest: "apiVersion: apps.deployconfig.io/v1\nkind: DeploymentConfig\nmetadata:\n  name: invalid\nspec:\n  selector:\n    app: web\n"},
@@ -231,6 +234,14 @@ func specCases() []fieldCase {
 		spec("minimum", "spec.strategy.recreateParams.timeoutSeconds", "greater than or equal to 1", invalidCase{strategy: "Recreate", params: "    recreateParams:\n      timeoutSeconds: 0"}),
 		spec("cel", "spec.strategy.recreateParams.mid", "only run by the Recreate strategy", invalidCase{params: "    recreateParams:\n      mid:\n        failurePolicy: Abort\n" + execNewPod}),
 		spec("minimum", "spec.strategy.rollingParams.timeoutSeconds", "greater than or equal to 1", rolling("      timeoutSeconds: 0")),
+		spec("maxItems", "spec.strategy.rollingParams.steps", "must have at most 64 items", rolling("      steps:\n"+strings.Repeat("      - setWeight: 10\n", 65))),
+		spec("minimum", "spec.strategy.rollingParams.steps[0].setWeight", "greater than or equal to 0", rolling("      steps:\n      - setWeight: -1")),
+		spec("maximum", "spec.strategy.rollingParams.steps[0].setWeight", "less than or equal to 100", rolling("      steps:\n      - setWeight: 101")),
+		spec("required", "spec.strategy.blueGreenParams.activeService", msgRequired, blueGreen("      previewService: preview")),
+		spec("minLength", "spec.strategy.blueGreenParams.activeService", "at least 1 chars long", blueGreen(`      activeService: ""`)),
+		spec("minimum", "spec.strategy.blueGreenParams.autoPromotionSeconds", "greater than or equal to 0", blueGreen("      activeService: web\n      autoPromotionSeconds: -1")),
+		spec("minimum", "spec.strategy.blueGreenParams.scaleDownDelaySeconds", "greater than or equal to 0", blueGreen("      activeService: web\n      scaleDownDelaySeconds: -1")),
+		spec("minimum", "spec.strategy.blueGreenParams.timeoutSeconds", "greater than or equal to 1", blueGreen("      activeService: web\n      timeoutSeconds: 0")),
 		spec("minimum", "spec.strategy.rollingParams.intervalSeconds", "greater than or equal to 1", rolling("      intervalSeconds: 0")),
 		spec("minimum", "spec.strategy.rollingParams.updatePeriodSeconds", "greater than or equal to 1", rolling("      updatePeriodSeconds: 0")),
 		spec("cel", "spec.strategy.rollingParams.maxSurge", "non-negative integer or a percentage", rolling("      maxSurge: 5pods")),
