@@ -19,8 +19,9 @@ import (
 
 // restoreTimeout bounds the switch of the active Service back to the old
 // deployment when the rollout ends after the switch (a cancel stops the
-// deployer: its own context is over by then).
-const restoreTimeout = 10 * time.Second
+// deployer: its own context is over by then). It is well within the
+// deployer pod's 10 second termination grace period.
+const restoreTimeout = 5 * time.Second
 
 // WithServices makes the rollout point Services (the BlueGreen strategy's
 // active and preview Services) with s.
