@@ -71,6 +71,9 @@ func setStrategyDefaults(s *DeploymentStrategy) {
 	if p := s.RollingParams; p != nil {
 		setRollingDefaults(p)
 	}
+	if p := s.BlueGreenParams; p != nil && p.TimeoutSeconds == nil {
+		p.TimeoutSeconds = ptr(DefaultTimeoutSeconds)
+	}
 }
 
 func setRollingDefaults(p *RollingDeploymentStrategyParams) {

@@ -87,6 +87,32 @@ const (
 	// request failed (and no image was written for it); it says why.
 	ImageTriggerErrorAnnotation = KeyPrefix + "image-trigger-error"
 
+	// DeploymentStepAnnotation holds the canary step (1-based) a Rolling
+	// rollout with steps is at; absent before the first step and after the
+	// last. The deployer writes it on the new deployment's RC, so the CLI and
+	// a restarted deployer can read it.
+	DeploymentStepAnnotation = KeyPrefix + "deployment.step"
+	// DeploymentStepsAnnotation holds the number of canary steps.
+	DeploymentStepsAnnotation = KeyPrefix + "deployment.steps"
+	// DeploymentWeightAnnotation holds the weight (percent of the desired
+	// replicas on the new deployment) that the last setWeight step reached.
+	DeploymentWeightAnnotation = KeyPrefix + "deployment.weight"
+	// DeploymentPausedSinceAnnotation holds when (RFC 3339) the rollout
+	// started waiting in a pause step or, with the BlueGreen strategy, for
+	// promotion; absent when it is not waiting.
+	DeploymentPausedSinceAnnotation = KeyPrefix + "deployment.paused-since"
+	// DeploymentPauseDurationAnnotation holds how long (a Go duration) the
+	// current pause lasts; absent for a pause that waits for promotion.
+	DeploymentPauseDurationAnnotation = KeyPrefix + "deployment.pause-duration"
+	// PromoteRequestAnnotation, set on a running deployment's RC by `kubectl
+	// dc rollout promote`, ends a pause: its value is the step (1-based) whose
+	// pause it ends, or "full" to skip every remaining step and go to 100%
+	// (with BlueGreen: to switch the active Service now). The deployer
+	// watches its RC for it.
+	PromoteRequestAnnotation = KeyPrefix + "promote-request"
+	// PromoteFull is the PromoteRequestAnnotation value of `promote --full`.
+	PromoteFull = "full"
+
 	// DeployerPodIgnoreAnnotation on a DeploymentConfig makes the controller
 	// create its ReplicationControllers but never a deployer pod.
 	DeployerPodIgnoreAnnotation = KeyPrefix + "deployer-pod.ignore"

@@ -93,6 +93,8 @@ type PrometheusMetric struct {
 }
 
 // RollingStep is one step of a canary rollout.
+//
+// +kubebuilder:validation:XValidation:rule="(has(self.setWeight) ? 1 : 0) + (has(self.pause) ? 1 : 0) + (has(self.analysis) ? 1 : 0) == 1",message="a step has exactly one of setWeight, pause or analysis"
 type RollingStep struct {
 	// SetWeight is the share of the pods, in percent, that run the new
 	// deployment at the end of the step (by replica counts).
@@ -114,7 +116,10 @@ type RollingStep struct {
 // RolloutPause halts a canary rollout.
 type RolloutPause struct {
 	// Duration is how long to wait, e.g. "5m"; without it the rollout waits
-	// for `kubectl dc rollout promote`.
+	// for `kubectl dc rollout promote`. A pause with a duration ends early
+	// on promote too.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$`
 	// +optional
 	Duration *metav1.Duration `json:"duration,omitempty"`
 }
@@ -122,12 +127,23 @@ type RolloutPause struct {
 // BlueGreenDeploymentStrategyParams are the parameters of the BlueGreen
 // strategy: the new deployment comes up at full size beside the old one and
 // Services are switched to it.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.previewService) || self.previewService != self.activeService",message="previewService must differ from activeService",fieldPath=".previewService"
 type BlueGreenDeploymentStrategyParams struct {
-	// ActiveService is the Service that selects the live deployment.
+	// ActiveService is the Service that selects the live deployment: the
+	// deployer sets its selector to the DeploymentConfig's selector plus the
+	// live deployment's `deployment` label. It must exist in the
+	// DeploymentConfig's namespace.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
 	ActiveService string `json:"activeService"`
 
-	// PreviewService, if set, selects the new deployment before promotion.
+	// PreviewService, if set, selects the new deployment once its pods are
+	// ready, before promotion, and keeps selecting it. It must exist in the
+	// DeploymentConfig's namespace.
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
 	// +optional
 	PreviewService string `json:"previewService,omitempty"`
 
@@ -149,7 +165,9 @@ type BlueGreenDeploymentStrategyParams struct {
 	ScaleDownDelaySeconds *int32 `json:"scaleDownDelaySeconds,omitempty"`
 
 	// TimeoutSeconds is how long to wait for the new deployment's pods to be
-	// ready.
+	// ready (without progress), as the other strategies' timeoutSeconds. The
+	// wait for promotion does not count against it.
+	// +kubebuilder:default=600
 	// +kubebuilder:validation:Minimum=1
 	// +optional
 	TimeoutSeconds *int64 `json:"timeoutSeconds,omitempty"`

@@ -134,9 +134,12 @@ const (
 //
 // +kubebuilder:validation:XValidation:rule="self.type != 'Custom' || has(self.customParams)",message="customParams is required when strategy.type is Custom",fieldPath=".customParams"
 // +kubebuilder:validation:XValidation:rule="self.type == 'Recreate' || !has(self.recreateParams) || !has(self.recreateParams.mid)",message="a mid hook is only run by the Recreate strategy",fieldPath=".recreateParams.mid"
-// +kubebuilder:validation:XValidation:rule="!has(self.activeDeadlineSeconds) || self.type == 'Custom' || self.activeDeadlineSeconds > (self.type == 'Recreate' ? (has(self.recreateParams) && has(self.recreateParams.timeoutSeconds) ? self.recreateParams.timeoutSeconds : 600) : (has(self.rollingParams) && has(self.rollingParams.timeoutSeconds) ? self.rollingParams.timeoutSeconds : 600))",message="must be greater than the strategy's timeoutSeconds",fieldPath=".activeDeadlineSeconds"
+// +kubebuilder:validation:XValidation:rule="!has(self.activeDeadlineSeconds) || self.type == 'Custom' || self.activeDeadlineSeconds > (self.type == 'Recreate' ? (has(self.recreateParams) && has(self.recreateParams.timeoutSeconds) ? self.recreateParams.timeoutSeconds : 600) : (self.type == 'BlueGreen' ? (has(self.blueGreenParams) && has(self.blueGreenParams.timeoutSeconds) ? self.blueGreenParams.timeoutSeconds : 600) : (has(self.rollingParams) && has(self.rollingParams.timeoutSeconds) ? self.rollingParams.timeoutSeconds : 600)))",message="must be greater than the strategy's timeoutSeconds",fieldPath=".activeDeadlineSeconds"
+// +kubebuilder:validation:XValidation:rule="self.type != 'BlueGreen' || has(self.blueGreenParams)",message="blueGreenParams is required when strategy.type is BlueGreen",fieldPath=".blueGreenParams"
+// +kubebuilder:validation:XValidation:rule="self.type == 'BlueGreen' || !has(self.blueGreenParams)",message="blueGreenParams is only allowed when strategy.type is BlueGreen",fieldPath=".blueGreenParams"
+// +kubebuilder:validation:XValidation:rule="self.type == 'Rolling' || self.type == 'Custom' || !has(self.rollingParams) || !has(self.rollingParams.steps) || size(self.rollingParams.steps) == 0",message="steps are only run by the Rolling strategy (and a Custom one that runs it)",fieldPath=".rollingParams.steps"
 type DeploymentStrategy struct {
-	// Type is Rolling, Recreate or Custom.
+	// Type is Rolling, Recreate, Custom or BlueGreen.
 	// +kubebuilder:default=Rolling
 	// +optional
 	Type DeploymentStrategyType `json:"type,omitempty"`
@@ -264,8 +267,10 @@ type RollingDeploymentStrategyParams struct {
 	Post *LifecycleHook `json:"post,omitempty"`
 
 	// Steps make the rollout a canary: each step sets the new deployment's
-	// share of the pods, pauses or runs an analysis. Without steps the
-	// rollout goes straight to 100%.
+	// share of the pods (by replica counts), pauses or runs an analysis;
+	// after the last step the rollout goes on to 100%. Without steps the
+	// rollout goes straight to 100%. The first rollout of a
+	// DeploymentConfig (nothing to replace) skips them.
 	// +kubebuilder:validation:MaxItems=64
 	// +optional
 	Steps []RollingStep `json:"steps,omitempty"`

@@ -138,6 +138,10 @@ func describeStrategy(d *describer, s *dcv1.DeploymentStrategy) {
 		d.line(1, "Max Unavailable", p.MaxUnavailable.String())
 		describeHook(d, "Pre-deployment hook", p.Pre)
 		describeHook(d, "Post-deployment hook", p.Post)
+		describeSteps(d, p.Steps)
+	}
+	if p := s.BlueGreenParams; p != nil && s.Type == dcv1.DeploymentStrategyTypeBlueGreen {
+		describeBlueGreen(d, p)
 	}
 	if p := s.RecreateParams; p != nil && s.Type == dcv1.DeploymentStrategyTypeRecreate {
 		d.linef(1, "Timeout", "%ds", deref(p.TimeoutSeconds))
@@ -155,6 +159,45 @@ func describeStrategy(d *describer, s *dcv1.DeploymentStrategy) {
 	}
 	if s.ActiveDeadlineSeconds != nil {
 		d.linef(1, "Active Deadline", "%ds", *s.ActiveDeadlineSeconds)
+	}
+}
+
+// describeSteps shows a canary's steps, one line each.
+func describeSteps(d *describer, steps []dcv1.RollingStep) {
+	if len(steps) == 0 {
+		return
+	}
+	d.heading(1, "Steps")
+	for i, st := range steps {
+		label := fmt.Sprintf("%d", i+1)
+		switch {
+		case st.SetWeight != nil:
+			d.line(2, label, fmt.Sprintf("setWeight %d%%", *st.SetWeight))
+		case st.Pause != nil && st.Pause.Duration != nil:
+			d.line(2, label, "pause "+st.Pause.Duration.Duration.String())
+		case st.Pause != nil:
+			d.line(2, label, "pause until 'kubectl dc rollout promote'")
+		case st.Analysis != nil:
+			d.line(2, label, "analysis")
+			describeAnalysis(d, 3, st.Analysis)
+		}
+	}
+}
+
+// describeBlueGreen shows the BlueGreen strategy's parameters.
+func describeBlueGreen(d *describer, p *dcv1.BlueGreenDeploymentStrategyParams) {
+	d.linef(1, "Timeout", "%ds", deref(p.TimeoutSeconds))
+	d.line(1, "Active Service", p.ActiveService)
+	d.line(1, "Preview Service", orNone(p.PreviewService))
+	if p.AutoPromotionSeconds != nil {
+		d.linef(1, "Auto Promotion", "after %ds", *p.AutoPromotionSeconds)
+	} else {
+		d.line(1, "Auto Promotion", "<none>: waits for 'kubectl dc rollout promote'")
+	}
+	d.linef(1, "Scale Down Delay", "%ds", deref(p.ScaleDownDelaySeconds))
+	if p.PrePromotionAnalysis != nil {
+		d.heading(1, "Pre-promotion analysis")
+		describeAnalysis(d, 2, p.PrePromotionAnalysis)
 	}
 }
 

@@ -31,17 +31,18 @@ func pausedError(msg, name string) error {
 func newRolloutCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rollout SUBCOMMAND",
-		Short: "Start, cancel, retry, undo, pause, resume and watch rollouts",
+		Short: "Start, cancel, promote, retry, undo, pause, resume and watch rollouts",
 		Long: `Manage the rollouts of a DeploymentConfig. Each rollout is a new version: a
 ReplicationController named NAME-VERSION, driven by a deployer pod.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return fmt.Errorf("SUBCOMMAND is required: one of latest, cancel, retry, undo, history, status, pause, resume (see 'kubectl dc rollout --help')")
+			return fmt.Errorf("SUBCOMMAND is required: one of latest, cancel, promote, retry, undo, history, status, pause, resume (see 'kubectl dc rollout --help')")
 		},
 	}
 	cmd.AddCommand(
 		newRolloutLatestCommand(a),
 		newRolloutCancelCommand(a),
+		newRolloutPromoteCommand(a),
 		newRolloutRetryCommand(a),
 		newRolloutUndoCommand(a),
 		newRolloutHistoryCommand(a),

@@ -214,8 +214,52 @@ func deploymentStatusOf(dc *dcv1.DeploymentConfig, rc *corev1.ReplicationControl
 	return replicaProgress(dc, rc)
 }
 
-// replicaProgress words a running rollout by its replica counts.
+// replicaProgress words a running rollout by its canary step or blue-green
+// wait, if any, and otherwise by its replica counts.
 func replicaProgress(dc *dcv1.DeploymentConfig, rc *corev1.ReplicationController) rolloutState {
+	if st, ok := progressiveState(dc, rc); ok {
+		return st
+	}
+	return replicaCounts(dc, rc)
+}
+
+// progressiveState words a rollout at a canary step or waiting for a
+// blue-green promotion, from what the deployer records on the RC. A pause
+// that waits for `promote` is done: nothing more happens without the user.
+func progressiveState(dc *dcv1.DeploymentConfig, rc *corev1.ReplicationController) (rolloutState, bool) {
+	version := deployment.Version(rc)
+	step := rc.Annotations[dcv1.DeploymentStepAnnotation]
+	pausedSince := rc.Annotations[dcv1.DeploymentPausedSinceAnnotation]
+	if step == "" && pausedSince == "" {
+		return rolloutState{}, false
+	}
+	where := fmt.Sprintf("rollout #%d", version)
+	if step != "" {
+		weight := rc.Annotations[dcv1.DeploymentWeightAnnotation]
+		if weight == "" {
+			weight = "0"
+		}
+		where = fmt.Sprintf("rollout #%d at step %s of %s, weight %s%%", version, step, rc.Annotations[dcv1.DeploymentStepsAnnotation], weight)
+	}
+	switch d := rc.Annotations[dcv1.DeploymentPauseDurationAnnotation]; {
+	case pausedSince == "":
+		st := replicaCounts(dc, rc)
+		st.message = fmt.Sprintf("Waiting for %s...", where)
+		return st, true
+	case d != "" && step == "":
+		return rolloutState{message: fmt.Sprintf("Waiting for %s: promoting automatically %s after %s (or on 'kubectl dc rollout promote %s')", where, d, pausedSince, dc.Name)}, true
+	case d != "":
+		return rolloutState{message: fmt.Sprintf("Waiting for %s: paused for %s since %s (or until 'kubectl dc rollout promote %s')", where, d, pausedSince, dc.Name)}, true
+	}
+	wait := "waiting for promote"
+	if p := dc.Spec.Strategy.BlueGreenParams; p != nil && step == "" {
+		wait = "waiting for promote to switch service " + p.ActiveService
+	}
+	return rolloutState{done: true, message: fmt.Sprintf("Waiting for %s: paused, %s (use 'kubectl dc rollout promote %s')", where, wait, dc.Name)}, true
+}
+
+// replicaCounts words a running rollout by its replica counts.
+func replicaCounts(dc *dcv1.DeploymentConfig, rc *corev1.ReplicationController) rolloutState {
 	desired, ok := deployment.DesiredReplicas(rc)
 	if !ok {
 		desired = dc.Spec.Replicas

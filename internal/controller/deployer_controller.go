@@ -439,6 +439,8 @@ func strategyTimeout(dc *dcv1.DeploymentConfig) time.Duration {
 		seconds = *s.RecreateParams.TimeoutSeconds
 	case s.Type == dcv1.DeploymentStrategyTypeRolling && s.RollingParams != nil && s.RollingParams.TimeoutSeconds != nil:
 		seconds = *s.RollingParams.TimeoutSeconds
+	case s.Type == dcv1.DeploymentStrategyTypeBlueGreen && s.BlueGreenParams != nil && s.BlueGreenParams.TimeoutSeconds != nil:
+		seconds = *s.BlueGreenParams.TimeoutSeconds
 	}
 	return time.Duration(seconds) * time.Second
 }

@@ -27,6 +27,7 @@ import (
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;create
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;patch
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles,verbs=create
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles,verbs=patch,resourceNames=deployconfig-deployer
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=create
@@ -39,9 +40,9 @@ const DeployerRoleName = "deployconfig-deployer"
 
 // DeployerRules are the permissions of deployer (and custom strategy) pods:
 // read their deployment and its siblings, scale them, run and watch hook
-// pods and read their logs, report events, and read the image pull secrets
+// pods and read their logs, report events, read the image pull secrets
 // of the deployment's pod template and service account, which tagImages
-// hooks push with. The controller holds each of these itself, as RBAC
+// hooks push with, and point the BlueGreen strategy's Services. The controller holds each of these itself, as RBAC
 // requires of whoever grants them.
 func DeployerRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
@@ -53,6 +54,9 @@ func DeployerRules() []rbacv1.PolicyRule {
 		// get only: pull secrets are read by the names the template and its
 		// service account give, never listed or watched.
 		{APIGroups: []string{""}, Resources: []string{"secrets", "serviceaccounts"}, Verbs: []string{"get"}},
+		// The BlueGreen strategy points its active and preview Services at
+		// a deployment: it reads them and patches their selector, by name.
+		{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get", "patch"}},
 	}
 }
 

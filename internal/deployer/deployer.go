@@ -214,8 +214,15 @@ func (d *deployer) runStrategy(ctx context.Context, s *dcv1.DeploymentStrategy, 
 		return strategy.Completed, err
 	}
 	hooks := hook.NewExecutor(d.client, d.out, s, deadline)
-	rollout := strategy.New(d.scaler, hooks, d.out, d.until)
+	if err := validateStepAnalyses(s); err != nil {
+		return strategy.Completed, err
+	}
+	rollout := strategy.New(d.scaler, hooks, d.out, d.until).
+		WithServices(d.client.CoreV1().Services(d.namespace)).
+		WithAnalysis(stepAnalysis{client: d.client, out: d.out})
 	switch s.Type {
+	case dcv1.DeploymentStrategyTypeBlueGreen:
+		return rollout.BlueGreen(ctx, s.BlueGreenParams, from, to, desired)
 	case dcv1.DeploymentStrategyTypeRecreate:
 		return rollout.Recreate(ctx, s.RecreateParams, from, to, desired)
 	case dcv1.DeploymentStrategyTypeRolling:
@@ -281,6 +288,8 @@ func strategyTimeout(s *dcv1.DeploymentStrategy) time.Duration {
 		v = s.RecreateParams.TimeoutSeconds
 	case s.Type == dcv1.DeploymentStrategyTypeRolling && s.RollingParams != nil:
 		v = s.RollingParams.TimeoutSeconds
+	case s.Type == dcv1.DeploymentStrategyTypeBlueGreen && s.BlueGreenParams != nil:
+		v = s.BlueGreenParams.TimeoutSeconds
 	}
 	if v == nil {
 		return time.Duration(dcv1.DefaultTimeoutSeconds) * time.Second

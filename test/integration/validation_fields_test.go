@@ -303,6 +303,7 @@ func fieldCases() []fieldCase {
 		return invalidCase{strategy: "BlueGreen", params: "    blueGreenParams:\n      activeService: web\n      prePromotionAnalysis:\n" + indent(a, 8)}.manifest()
 	})...)
 	cases = append(cases, specCases()...)
+	cases = append(cases, progressiveCases()...)
 	cases = append(cases, statusCases()...)
 	for i := range cases {
 		cases[i].name = fmt.Sprintf("%s %s %s", cases[i].field, cases[i].rule, cases[i].wantMessage)

@@ -73,7 +73,7 @@ func TestServerRefusesInvalid(t *testing.T) {
 		{name: "minReadySeconds not below the timeout", spec: "  minReadySeconds: 600\n",
 			wantField: "spec.minReadySeconds", wantMessage: "must be less than the strategy's timeoutSeconds"},
 		{name: "unknown strategy type", strategy: "Canary",
-			wantField: "spec.strategy.type", wantMessage: `supported values: "Rolling", "Recreate", "Custom"`},
+			wantField: "spec.strategy.type", wantMessage: `supported values: "Rolling", "Recreate", "Custom", "BlueGreen"`},
 		{name: "maxSurge and maxUnavailable both 0", params: "    rollingParams:\n      maxSurge: 0\n      maxUnavailable: 0",
 			wantField: "spec.strategy.rollingParams.maxUnavailable", wantMessage: "must not both be zero"},
 		{name: "maxSurge 0% and maxUnavailable 0", params: "    rollingParams:\n      maxSurge: 0%\n      maxUnavailable: 0",

@@ -1,5 +1,6 @@
 // Package convert turns OpenShift DeploymentConfig manifests
-// (apps.openshift.io/v1 and the legacy pre-group v1) into deployconfig's
+// (apps.openshift.io/v1 and the legacy pre-group v1) and Argo Rollouts'
+// Rollouts (argoproj.io/v1alpha1, argorollout.go) into deployconfig's
 // apps.deployconfig.io/v1, carrying every field that has a meaning here and
 // saying, as warnings, what does not carry over. It is pure: it reads bytes
 // and returns objects and warnings, so `kubectl dc convert`, tests and tools
@@ -36,6 +37,10 @@ type Result struct {
 	// Warnings are one-line notes about dropped or changed fields and
 	// objects, each naming the object it is about.
 	Warnings []string
+
+	// templates are the input's Argo AnalysisTemplates, which Rollouts'
+	// analyses are inlined from (argorollout.go).
+	templates argoTemplates
 }
 
 // openShiftGroupSuffix ends the API group of every OpenShift-only kind
@@ -45,7 +50,7 @@ const openShiftGroupSuffix = "openshift.io"
 // Convert converts every document of data, which may be YAML (one or more
 // documents) or JSON, a single object or a v1 List.
 func Convert(data []byte, opts Options) (*Result, error) {
-	res := &Result{}
+	res := &Result{templates: collectArgoTemplates(data)}
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	for index := 1; ; index++ {
 		var raw any
@@ -119,6 +124,8 @@ func convertObject(obj map[string]any, opts Options, res *Result) (map[string]an
 		return nil, fmt.Errorf("%s: the object has no kind", ref)
 	case kind == "DeploymentConfig" && (apiVersion == "apps.openshift.io/v1" || apiVersion == "v1" || apiVersion == dcv1.GroupVersion.String()):
 		return convertDeploymentConfig(obj, opts, res)
+	case isArgo(apiVersion):
+		return convertArgoObject(obj, res)
 	case isOpenShiftOnly(apiVersion, kind) && kind == "Template":
 		res.warnf("%s: %s is an OpenShift-only kind with no equivalent on Kubernetes: dropped (render it with 'oc process' and convert the result)", ref, apiVersion)
 		return nil, nil

@@ -28,6 +28,15 @@ func FuzzConvert(f *testing.F) {
 	f.Add([]byte("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: DeploymentConfig\n  metadata: {name: a, namespace: ns}\n  spec: {template: {}}\n"), "registry.example.com:5000")
 	f.Add([]byte(`{"apiVersion":"apps.openshift.io/v1","kind":"DeploymentConfig","metadata":{"name":"x"},"spec":{"triggers":[{"type":"ImageChange","imageChangeParams":{"from":{"kind":"ImageStreamTag","name":"x:1"}}}],"template":null}}`), "")
 	f.Add([]byte("- 1\n- 2\n"), "")
+	// Argo Rollouts manifests, from kubectl dc convert's golden tests.
+	argo, _ := filepath.Glob("../testdata/convert/argo-*.yaml")
+	for _, file := range argo {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data, "")
+	}
 	f.Add([]byte("apiVersion: apps.openshift.io/v1\nkind: DeploymentConfig\nmetadata: {name: x}\nspec:\n  template: {}\n  unknown.dotted: 1\n"), "")
 	f.Fuzz(func(t *testing.T, data []byte, registry string) {
 		opts := Options{}

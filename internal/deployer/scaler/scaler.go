@@ -5,6 +5,7 @@ package scaler
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -252,4 +253,36 @@ func counts(rc *corev1.ReplicationController) rcCounts {
 // spec, so that its status counts are about that spec and not an older one.
 func observed(rc *corev1.ReplicationController) bool {
 	return rc.Status.ObservedGeneration >= rc.Generation
+}
+
+// Annotate sets the RC's annotations to the given values with a merge
+// patch; a nil value removes the annotation. It returns the patched RC.
+func (s *Scaler) Annotate(ctx context.Context, name string, values map[string]*string) (*corev1.ReplicationController, error) {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": values}})
+	if err != nil {
+		return nil, fmt.Errorf("annotate replicationcontroller %s/%s: %w", s.namespace, name, err)
+	}
+	rc, err := s.client.CoreV1().ReplicationControllers(s.namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("annotate replicationcontroller %s/%s: %w", s.namespace, name, err)
+	}
+	return rc, nil
+}
+
+// WaitFor watches the RC until cond holds, bounded only by ctx (a pause
+// that waits for a user has no timeout of its own). It returns the RC cond
+// accepted.
+func (s *Scaler) WaitFor(ctx context.Context, name string, cond func(*corev1.ReplicationController) bool) (*corev1.ReplicationController, error) {
+	rcs := s.client.CoreV1().ReplicationControllers(s.namespace)
+	get := func(ctx context.Context) (*corev1.ReplicationController, error) {
+		rc, err := rcs.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("get replicationcontroller %s/%s: %w", s.namespace, name, err)
+		}
+		return rc, nil
+	}
+	watchFn := func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+		return rcs.Watch(ctx, opts)
+	}
+	return observe.Object(ctx, name, get, watchFn, func(rc *corev1.ReplicationController) (bool, error) { return cond(rc), nil })
 }

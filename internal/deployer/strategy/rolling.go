@@ -30,7 +30,8 @@ type rollingPlan struct {
 // the first rollout, which then goes as Recreate without a mid hook): pre
 // hook, then alternately to scaled up (at most desired+maxSurge pods in all)
 // and from scaled down (at least desired-maxUnavailable available), until to
-// has every replica available and from has none, then the post hook. The
+// has every replica available and from has none, then the post hook. With
+// steps, a canary (canary.go) runs them between the pre hook and that. The
 // parameters come with the API's defaults applied (deployment.DecodeConfig
 // applies them).
 func (r *Rollout) Rolling(ctx context.Context, params *dcv1.RollingDeploymentStrategyParams,
@@ -52,6 +53,13 @@ func (r *Rollout) Rolling(ctx context.Context, params *dcv1.RollingDeploymentStr
 	// A rolling update has no mid point; mid stops where pre does.
 	if r.until.Is(UntilPre) || r.until.Is(UntilMid) || r.until.percentBetween(0, 0) {
 		return r.stop()
+	}
+	if len(params.Steps) > 0 {
+		p := &pair{from: from, to: to}
+		if err := r.canary(ctx, plan, params.Steps, p); err != nil {
+			return Completed, err
+		}
+		from, to = p.from, p.to
 	}
 	outcome, to, err := r.roll(ctx, plan, from, to)
 	if err != nil || outcome == Stopped {

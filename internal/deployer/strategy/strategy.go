@@ -13,6 +13,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/deployer/scaler"
@@ -42,6 +43,10 @@ type Rollout struct {
 	hooks  HookRunner
 	out    io.Writer
 	until  Until
+	// analysis runs analysis steps; nil refuses them.
+	analysis AnalysisRunner
+	// services switches the BlueGreen strategy's Services; nil refuses it.
+	services corev1client.ServiceInterface
 
 	// pause and now are fields so that tests need not wait for real.
 	pause func(ctx context.Context, d time.Duration) error

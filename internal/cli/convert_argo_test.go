@@ -1,0 +1,24 @@
+package cli
+
+import "testing"
+
+// TestConvertArgoRollouts converts Argo Rollouts manifests: canary steps
+// with an inlined AnalysisTemplate, blue-green with a pre-promotion
+// analysis, and the features that have no equivalent (each named in a
+// warning).
+func TestConvertArgoRollouts(t *testing.T) {
+	runCases(t, []commandCase{{
+		name: "canary with an analysis step",
+		args: []string{"convert", "-f", "testdata/convert/argo-canary.yaml"},
+	}, {
+		name: "blue-green",
+		args: []string{"convert", "-f", "testdata/convert/argo-bluegreen.yaml"},
+	}, {
+		name: "what does not fit",
+		args: []string{"convert", "-f", "testdata/convert/argo-unsupported.yaml"},
+	}, {
+		name:  "bad pause duration",
+		args:  []string{"convert", "-f", "-"},
+		stdin: "apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {name: web}\nspec:\n  template: {metadata: {labels: {app: web}}, spec: {containers: [{name: web, image: web:1}]}}\n  strategy:\n    canary:\n      steps:\n      - pause: {duration: soon}\n",
+	}})
+}

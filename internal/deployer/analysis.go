@@ -1,0 +1,60 @@
+package deployer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/kubernetes"
+
+	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/analysis"
+)
+
+// stepAnalysis runs the analyses of canary steps and of the BlueGreen
+// strategy's prePromotionAnalysis: each measurement goes to the rollout's
+// log, the outcome onto the RC and into an event, as for analysis hooks.
+type stepAnalysis struct {
+	client kubernetes.Interface
+	out    io.Writer
+}
+
+// Run measures rc; anything but a Successful outcome is an error that
+// fails the rollout.
+func (s stepAnalysis) Run(ctx context.Context, spec *dcv1.Analysis, rc *corev1.ReplicationController, label string) error {
+	outcome, err := analysis.Run(ctx, *spec, analysis.VarsFor(rc), analysis.Options{Out: s.out, Label: label})
+	if err != nil {
+		return err
+	}
+	if rerr := analysis.Record(ctx, s.client, rc, label, outcome); rerr != nil {
+		fmt.Fprintf(s.out, "--> %s: Warning: %v\n", label, rerr)
+	}
+	if outcome.Phase != analysis.Successful {
+		return fmt.Errorf("analysis %s: %s", outcome.Phase, outcome.Message)
+	}
+	return nil
+}
+
+// validateStepAnalyses checks the analyses of canary steps and of
+// prePromotionAnalysis before anything moves, so that a condition that does
+// not compile or a query that does not render stops the rollout at its
+// start, naming the field.
+func validateStepAnalyses(s *dcv1.DeploymentStrategy) error {
+	var errs field.ErrorList
+	path := field.NewPath("spec", "strategy")
+	if p := s.RollingParams; p != nil {
+		for i, step := range p.Steps {
+			errs = append(errs, analysis.Validate(step.Analysis, path.Child("rollingParams", "steps").Index(i).Child("analysis"))...)
+		}
+	}
+	if p := s.BlueGreenParams; p != nil {
+		errs = append(errs, analysis.Validate(p.PrePromotionAnalysis, path.Child("blueGreenParams", "prePromotionAnalysis"))...)
+	}
+	if len(errs) > 0 {
+		return errors.New(errs.ToAggregate().Error())
+	}
+	return nil
+}
