@@ -44,6 +44,16 @@ const (
 // podByDeployment indexes deployer and hook pods by their deployment (RC).
 const podByDeployment = "deployconfig.pod.byDeployment"
 
+// pendingGrace is how long a New deployment whose deployer pod has not
+// started stays New. The phase follows the pod, and a deployer pod usually
+// starts within a second or two of its creation: writing Pending at the
+// creation only for Running to replace it a moment later is one RC write
+// per rollout through the controller's rate-limited client (issue 18).
+// OpenShift allows New→Running. A pod that has not started by then (no
+// node yet, an image to pull) moves the deployment to Pending as before.
+// Creation times have a resolution of a second, so the wait is 1 to 2 s.
+const pendingGrace = 2 * time.Second
+
 // DeployerReconciler drives a deployment through New, Pending, Running and
 // Complete or Failed by running its deployer pod and following its phase.
 type DeployerReconciler struct {
@@ -169,7 +179,9 @@ func (r *DeployerReconciler) syncNew(ctx context.Context, rc *corev1.Replication
 		return r.createFailed(ctx, rc, dc, err)
 	}
 	log.FromContext(ctx).Info("created deployer pod", "pod", pod.Name)
-	return reconcile.Result{}, r.setPhase(ctx, rc, dcv1.DeploymentPhasePending, "")
+	// The pod's events bring the deployment back; the requeue writes
+	// Pending if the pod has not started by then (see pendingGrace).
+	return reconcile.Result{RequeueAfter: pendingGrace}, nil
 }
 
 // syncNewWithPod handles a New deployment whose deployer pod exists.
@@ -178,7 +190,9 @@ func (r *DeployerReconciler) syncNewWithPod(ctx context.Context, rc *corev1.Repl
 		return reconcile.Result{}, r.fail(ctx, rc, fmt.Sprintf(reasonDeployerPodConflict, pod.Name))
 	}
 	if !podFinished(pod) && pod.DeletionTimestamp == nil {
-		// Created by an earlier sync whose phase write did not land.
+		if wait := r.startWait(pod); wait > 0 {
+			return reconcile.Result{RequeueAfter: wait}, nil
+		}
 		return reconcile.Result{}, r.followPod(ctx, rc, pod)
 	}
 	// A finished or going pod in New is either from the attempt before a
@@ -191,6 +205,16 @@ func (r *DeployerReconciler) syncNewWithPod(ctx context.Context, rc *corev1.Repl
 		return reconcile.Result{RequeueAfter: time.Second}, err
 	}
 	return reconcile.Result{}, r.followPod(ctx, rc, fresh)
+}
+
+// startWait is how much longer a New deployment's unfinished deployer pod
+// may take to start before the deployment is written Pending; 0 when the
+// pod runs or pendingGrace has passed since its creation.
+func (r *DeployerReconciler) startWait(pod *corev1.Pod) time.Duration {
+	if pod.Status.Phase != corev1.PodPending && pod.Status.Phase != "" {
+		return 0
+	}
+	return max(pendingGrace-r.Clock.Since(pod.CreationTimestamp.Time), 0)
 }
 
 // livePod reads the deployment's deployer pod from the API server, nil when
