@@ -25,10 +25,15 @@ func purposes() map[string]map[string]string {
 		ActorDCController: {
 			"deploymentconfigs/status update": "DC status: latestVersion bump on the trigger, then counts and conditions as the rollout moves (status.go)",
 			"replicationcontrollers create":   "the deployment (RC) of the new version, 0 replicas, encoded DC",
-			"replicationcontrollers patch":    "deployer controller: phase annotation New→Pending→Running→Complete; DC controller: older RC labelled settled",
+			"replicationcontrollers patch":    "deployer controller: phase annotation New→(Pending)→Running→Complete; DC controller: older RC labelled settled",
 			"pods create" + DeployerPodMark:   "the deployer pod",
 			"events create":                   "DeploymentCreated event on the DC",
 			"pods delete" + DeployerPodMark:   "deployer pod of a cancelled rollout",
+			"serviceaccounts create":          "the namespace's deployer service account (once per namespace)",
+			"roles create":                    "the namespace's deployer role (once per namespace)",
+			"roles patch":                     "the namespace's deployer role brought up to date (once per namespace)",
+			"rolebindings create":             "the namespace's deployer role binding (once per namespace)",
+			"rolebindings patch":              "the namespace's deployer role binding brought up to date (once per namespace)",
 		},
 		ActorDeployer: {
 			"replicationcontrollers/scale update": "rolling step: new RC up by maxSurge, old RC down as availability allows",

@@ -211,13 +211,23 @@ func idleTarget(r *Report) Target {
 		t.Got = "not measured"
 		return t
 	}
-	p50 := dep.ToComplete.P50 + dc.ToDeployerStart.P50
-	p99 := dep.ToComplete.P99 + dc.ToDeployerStart.P99
+	met, p50, p99 := IdleRestMet(dc.Rest, dep.ToComplete, dc.ToDeployerStart)
 	t.Got = fmt.Sprintf("p50 %.2f s vs %.2f s, p99 %.2f s vs %.2f s (DC %.2f / %.2f s less %.1f s prescribed; Deployment %.2f / %.2f s; deployer pod start %.2f / %.2f s; %d rollouts)",
 		dc.Rest.P50, p50, dc.Rest.P99, p99, dc.ToComplete.P50, dc.ToComplete.P99, dc.PrescribedSeconds,
 		dep.ToComplete.P50, dep.ToComplete.P99, dc.ToDeployerStart.P50, dc.ToDeployerStart.P99, dc.Rest.Count)
-	t.Met = new(dc.Rest.P50 <= p50 && dc.Rest.P99 <= p99)
+	t.Met = new(met)
 	return t
+}
+
+// IdleRestMet is issue 18's test of a rollout a user feels, shared by the
+// kwok and the real-node reports: the DC's trigger → complete less its
+// prescribed pauses (rest) is no more than the Deployment's trigger →
+// complete plus the deployer pod's start, at the p50 and at the p99. It
+// returns the verdict and the two limits.
+func IdleRestMet(rest, deployment, deployerStart stats.Summary) (met bool, p50Limit, p99Limit float64) {
+	p50Limit = deployment.P50 + deployerStart.P50
+	p99Limit = deployment.P99 + deployerStart.P99
+	return rest.P50 <= p50Limit && rest.P99 <= p99Limit, p50Limit, p99Limit
 }
 
 // footprintFor returns the footprint measured at dcs DCs, or else the
