@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -65,6 +66,9 @@ type DeployerReconciler struct {
 	// customParams names another.
 	DeployerImage string
 	access        *deployerAccess
+	// created remembers the deployer pods this controller created moments
+	// ago (see syncNew).
+	created recentCreates
 	// finished counts the rollouts this controller finishes (metrics.go).
 	finished *prometheus.CounterVec
 }
@@ -151,6 +155,17 @@ func (r *DeployerReconciler) syncNew(ctx context.Context, rc *corev1.Replication
 	if deployment.IsCancelled(rc) {
 		return reconcile.Result{}, r.finishCancel(ctx, rc)
 	}
+	if pod == nil && r.created.within(rc.UID, r.Clock.Now(), 2*pendingGrace) {
+		// A New deployment whose pod we created moments ago: the cache
+		// has not seen the pod yet. Reading it is cheaper than a create
+		// the API server refuses (see pendingGrace: the deployment stays
+		// New a while after the create).
+		fresh, err := r.livePod(ctx, rc)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		pod = fresh
+	}
 	if pod != nil {
 		return r.syncNewWithPod(ctx, rc, pod)
 	}
@@ -178,6 +193,7 @@ func (r *DeployerReconciler) syncNew(ctx context.Context, rc *corev1.Replication
 	if err != nil {
 		return r.createFailed(ctx, rc, dc, err)
 	}
+	r.created.record(rc.UID, r.Clock.Now())
 	log.FromContext(ctx).Info("created deployer pod", "pod", pod.Name)
 	// The pod's events bring the deployment back; the requeue writes
 	// Pending if the pod has not started by then (see pendingGrace).
@@ -465,4 +481,35 @@ func strategyTimeout(dc *dcv1.DeploymentConfig) time.Duration {
 		seconds = *s.RollingParams.TimeoutSeconds
 	}
 	return time.Duration(seconds) * time.Second
+}
+
+// recentCreates remembers when the controller created each deployment's
+// deployer pod, for a short while: its workers share it.
+type recentCreates struct {
+	mu sync.Mutex
+	at map[types.UID]time.Time
+}
+
+// record notes a create at now and forgets creates older than a minute.
+func (c *recentCreates) record(uid types.UID, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.at == nil {
+		c.at = map[types.UID]time.Time{}
+	}
+	for k, t := range c.at {
+		if now.Sub(t) > time.Minute {
+			delete(c.at, k)
+		}
+	}
+	c.at[uid] = now
+}
+
+// within reports whether the deployment's pod was created less than d
+// before now.
+func (c *recentCreates) within(uid types.UID, now time.Time, d time.Duration) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.at[uid]
+	return ok && now.Sub(t) < d
 }

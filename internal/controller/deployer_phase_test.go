@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -29,6 +30,11 @@ type phaseWorld struct {
 	clock   *clocktesting.FakeClock
 	rc      *corev1.ReplicationController
 	patches int
+	// creates counts pod creates; staleCache makes the controller's
+	// cached reads of pods miss, as a cache that has not yet seen a new
+	// pod does (the API reader still finds it).
+	creates    int
+	staleCache bool
 }
 
 func newPhaseWorld(t *testing.T) *phaseWorld {
@@ -45,8 +51,19 @@ func newPhaseWorld(t *testing.T) *phaseWorld {
 				w.patches++
 			}
 			return c.Patch(ctx, obj, patch, opts...)
+		}, Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if _, ok := obj.(*corev1.Pod); ok {
+				w.creates++
+			}
+			return c.Create(ctx, obj, opts...)
 		}}).Build()
-	w.r = &DeployerReconciler{Client: w.c, APIReader: w.c, Recorder: events.NewFakeRecorder(10), Clock: w.clock,
+	cached := interceptor.NewClient(w.c.(client.WithWatch), interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+		if _, ok := obj.(*corev1.Pod); ok && w.staleCache {
+			return apierrors.NewNotFound(corev1.Resource("pods"), key.Name)
+		}
+		return c.Get(ctx, key, obj, opts...)
+	}})
+	w.r = &DeployerReconciler{Client: cached, APIReader: w.c, Recorder: events.NewFakeRecorder(10), Clock: w.clock,
 		DeployerImage: "deployer:test", finished: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "finished"}, []string{"phase"})}
 	return w
 }
@@ -139,5 +156,24 @@ func TestDeployerPodNotStartingGoesPending(t *testing.T) {
 	w.sync()
 	if got := w.phase(); got != dcv1.DeploymentPhaseRunning || w.patches != 2 {
 		t.Errorf("phase %s after %d writes, want Running after 2", got, w.patches)
+	}
+}
+
+// While the deployment stays New waiting for its pod to start, a sync from
+// a cache that has not yet seen the new pod (an RC event comes first) reads
+// the pod from the API server instead of trying to create it again: a
+// create refused with AlreadyExists is a write all the same. Before the fix
+// it made two creates.
+func TestStaleCacheDoesNotCreateTheDeployerPodTwice(t *testing.T) {
+	w := newPhaseWorld(t)
+	w.sync()
+	w.setPod(w.clock.Now(), corev1.PodPending)
+	w.staleCache = true
+	res := w.sync()
+	if w.creates != 1 {
+		t.Errorf("%d creates of the deployer pod, want 1", w.creates)
+	}
+	if got := w.phase(); got != dcv1.DeploymentPhaseNew || res.RequeueAfter <= 0 {
+		t.Errorf("phase %s, requeue %s; want New and a requeue (the pod is young and not started)", got, res.RequeueAfter)
 	}
 }
