@@ -310,7 +310,7 @@ func writeFootprint(b *strings.Builder, r *Report) {
 			if f.Created == 0 {
 				continue
 			}
-			fmt.Fprintf(b, "- %d DCs: pod templates cycled from %d of the compat corpus, %d replicas each; dc-bench made %d objects (and status writes) in %.0f s, **%.0f/s**, with %d clients each rate-limited on its own.\n",
+			fmt.Fprintf(b, "- %d DCs: pod templates cycled from %d of the compat corpus, %d replicas each; dc-bench made %d objects (and status writes) in %.0f s, **%.0f/s**, with %d client(s), each rate-limited on its own.\n",
 				f.DCs, f.Templates, f.Replicas, f.Created, f.CreateSeconds, stats.Ratio(float64(f.Created), f.CreateSeconds), f.Clients)
 		}
 		b.WriteString("\n")
