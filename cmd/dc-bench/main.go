@@ -90,6 +90,7 @@ func parseFlags(args []string) (config, error) {
 	systems := fs.String("systems", "", "limit the rollout scenarios to DeploymentConfig or Deployment (default both)")
 	fs.StringVar(&o.Label, "label", "", "add this to the output files' names (<date>-<label>.*)")
 	sizes := fs.String("sizes", joinInts(o.Sizes), "N of the throughput scenario, comma-separated")
+	repeat := fs.Int("repeat", o.Repeat, "runs of each size; the system that goes first alternates (--quick: 2)")
 	fs.Func("replicas", fmt.Sprintf("replicas of each DC and Deployment (default %d)", o.Replicas), func(s string) error {
 		n, err := strconv.ParseInt(s, 10, 32)
 		o.Replicas = int32(n)
@@ -101,6 +102,8 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&o.ProbeInterval, "probe-interval", o.ProbeInterval, "time between two probes' triggers")
 	footprint := fs.String("footprint-sizes", joinInts(o.FootprintSizes), "DC counts of the footprint scenario, comma-separated")
 	fs.IntVar(&o.FootprintRevisions, "footprint-revisions", o.FootprintRevisions, "revisions each DC of the footprint scenario keeps")
+	fs.IntVar(&o.FootprintClients, "footprint-clients", o.FootprintClients, "clients (each with its own rate limit) making the footprint's objects; 1 is how it was before issue 18")
+	fs.StringVar(&o.CompatDir, "compat-dir", "", "the compat corpus whose pod templates the footprint DCs cycle through (default: $DC_COMPAT_DIR or ROOT/../shared/compat)")
 	fs.IntVar(&o.RawCreates, "raw-creates", o.RawCreates, "RC creates of the raw write throughput")
 	fs.IntVar(&o.RawConcurrency, "raw-concurrency", o.RawConcurrency, "concurrent clients of the raw write throughput")
 	fs.Float64Var(&o.ControllerQPS, "controller-qps", o.ControllerQPS, "dc-controller's client QPS (kube-controller-manager's default)")
@@ -127,6 +130,8 @@ func parseFlags(args []string) (config, error) {
 			o.FootprintSizes, err = parseInts(*footprint)
 		case "probes":
 			o.Probes = *probes
+		case "repeat":
+			o.Repeat = *repeat
 		case "node-rollouts":
 			nodeOpts.Rollouts, err = strconv.Atoi(fs.Lookup("node-rollouts").Value.String())
 		}

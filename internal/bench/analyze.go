@@ -10,6 +10,7 @@ import (
 	"github.com/deployconfig/deployconfig/internal/bench/report"
 	"github.com/deployconfig/deployconfig/internal/bench/stats"
 	"github.com/deployconfig/deployconfig/internal/controller"
+	"github.com/deployconfig/deployconfig/internal/deployer/strategy"
 	"github.com/deployconfig/deployconfig/internal/deployment"
 )
 
@@ -34,6 +35,10 @@ type ledger struct {
 	// deployerPods are when dc-controller created each deployer pod,
 	// keyed namespace/name.
 	deployerPods *audit.Times
+	// deployerStarts are when the kubelet of each deployer pod (on kwok
+	// the playground's pod runtime) first wrote its status: the pod has
+	// been admitted and its container is starting, keyed namespace/name.
+	deployerStarts *audit.Times
 }
 
 // readLedger reads the audit log once, counting each window: first the
@@ -74,6 +79,11 @@ func newLedger(windows ...audit.Window) *ledger {
 				audit.CategoryOf(e) == audit.CategoryDeployerPods
 			return e.Namespace() + "/" + e.Name(), ok
 		}),
+		deployerStarts: audit.NewTimes(func(e audit.Event) (string, bool) {
+			ok := audit.Actor(e) == audit.ActorPodRuntime && e.Succeeded() && e.Resource() == "pods/status" &&
+				audit.CategoryOf(e) == audit.CategoryDeployerPods
+			return e.Namespace() + "/" + e.Name(), ok
+		}),
 	}
 }
 
@@ -82,6 +92,7 @@ func (l *ledger) add(e audit.Event) {
 	l.tally.Add(e)
 	l.triggers.Add(e)
 	l.deployerPods.Add(e)
+	l.deployerStarts.Add(e)
 }
 
 // readAuditFile adds one audit log file to the ledger.
@@ -109,7 +120,7 @@ func (r *runner) analyze(rep *report.Report) error {
 	}
 	for i, p := range r.records {
 		if p.Phase == report.PhaseFirst || p.Phase == report.PhaseChange {
-			rep.APICost = append(rep.APICost, report.APICost{N: p.N, Phase: p.Phase, System: p.System, Rollouts: len(p.Names), Actors: l.tally.Counts(i)})
+			rep.APICost = append(rep.APICost, report.APICost{N: p.N, Phase: p.Phase, System: p.System, Repeat: p.Repeat, Rollouts: len(p.Names), Actors: l.tally.Counts(i)})
 		}
 		rep.Latency = append(rep.Latency, r.latencyOf(l, p))
 	}
@@ -146,7 +157,7 @@ func (l *ledger) triggerTime(p *phaseRecord, name string) time.Time {
 
 // latencyOf summarizes a phase's per-rollout delays.
 func (r *runner) latencyOf(l *ledger, p *phaseRecord) report.Latency {
-	var toPod, toDone []float64
+	var toPod, toStart, toDone []float64
 	for _, name := range p.Names {
 		trigger := l.triggerTime(p, name)
 		if trigger.IsZero() {
@@ -155,47 +166,83 @@ func (r *runner) latencyOf(l *ledger, p *phaseRecord) report.Latency {
 		if done, ok := p.Done[name]; ok {
 			toDone = append(toDone, done.Sub(trigger).Seconds())
 		}
-		pod := deployment.DeployerPodName(deployment.Name(name, p.Version))
-		if created, ok := l.deployerPods.Get(p.Namespace + "/" + pod); ok {
+		pod := p.Namespace + "/" + deployment.DeployerPodName(deployment.Name(name, p.Version))
+		if created, ok := l.deployerPods.Get(pod); ok {
 			toPod = append(toPod, created.Sub(trigger).Seconds())
+		}
+		if started, ok := l.deployerStarts.Get(pod); ok {
+			toStart = append(toStart, started.Sub(trigger).Seconds())
 		}
 	}
 	lat := report.Latency{System: p.System, Load: p.Load, InFlight: p.InFlight,
-		ToDeployerPod: stats.Summarize(toPod), ToComplete: stats.Summarize(toDone)}
+		ToDeployerPod: stats.Summarize(toPod), ToComplete: stats.Summarize(toDone), ToDeployerStart: stats.Summarize(toStart)}
+	if p.Repeat > 0 && r.o.Repeat > 1 {
+		lat.Load += fmt.Sprintf(" [repeat %d, %s first]", p.Repeat, p.First)
+	}
 	if p.Probe {
 		lat.Probes, lat.StillInFlight = true, p.StillInFlight
+	}
+	if p.System == report.SystemDC && p.InFlight == 1 && !p.Probe {
+		lat.PrescribedSeconds = prescribedPause(r.o.Replicas).Seconds()
+		lat.Rest = stats.Summarize(less(toDone, lat.PrescribedSeconds))
 	}
 	return lat
 }
 
-// throughputs pairs the systems' phases of each size.
+// prescribedPause is how long the benchmark DC's own settings make its
+// deployer sleep in a template change (strategy.PrescribedPause of its
+// Rolling parameters: updatePeriodSeconds and intervalSeconds defaulted).
+func prescribedPause(replicas int32) time.Duration {
+	d, err := strategy.PrescribedPause(newDC("", "", replicas).Spec.Strategy.RollingParams, replicas)
+	if err != nil {
+		// The benchmark's own parameters are valid; a failure here is
+		// a bug the report shows as no prescribed time.
+		return 0
+	}
+	return d
+}
+
+// less subtracts d from every value.
+func less(values []float64, d float64) []float64 {
+	out := make([]float64, len(values))
+	for i, v := range values {
+		out[i] = v - d
+	}
+	return out
+}
+
+// throughputs pairs the systems' phases of each size and repeat.
 func (r *runner) throughputs(l *ledger) []report.Throughput {
 	var out []report.Throughput
 	for _, n := range r.o.Sizes {
-		for _, phase := range []string{report.PhaseFirst, report.PhaseChange} {
-			dc, dep := r.record(report.SystemDC, phase, n), r.record(report.SystemDeployment, phase, n)
-			if dc == nil || dep == nil {
-				continue
+		for k := 1; k <= r.o.Repeat; k++ {
+			for _, phase := range []string{report.PhaseFirst, report.PhaseChange} {
+				dc, dep := r.record(report.SystemDC, phase, n, k), r.record(report.SystemDeployment, phase, n, k)
+				if dc == nil || dep == nil {
+					continue
+				}
+				t := report.Throughput{N: n, Phase: phase, Repeat: k, First: dc.First, DC: dc.run(), Deployment: dep.run()}
+				t.DC.Complete = r.latencyOf(l, dc).ToComplete
+				t.Deployment.Complete = r.latencyOf(l, dep).ToComplete
+				t.Ratio = stats.Ratio(t.DC.Seconds, t.Deployment.Seconds)
+				out = append(out, t)
 			}
-			t := report.Throughput{N: n, Phase: phase, DC: dc.run(), Deployment: dep.run()}
-			t.DC.Complete = r.latencyOf(l, dc).ToComplete
-			t.Deployment.Complete = r.latencyOf(l, dep).ToComplete
-			t.Ratio = stats.Ratio(t.DC.Seconds, t.Deployment.Seconds)
-			out = append(out, t)
 		}
 	}
 	return out
 }
 
-// record finds a throughput phase's record.
-func (r *runner) record(system, phase string, n int) *phaseRecord {
-	return r.find(func(p *phaseRecord) bool { return !p.Probe && p.System == system && p.Phase == phase && p.N == n })
+// record finds a throughput phase's record of one repeat.
+func (r *runner) record(system, phase string, n, repeat int) *phaseRecord {
+	return r.find(func(p *phaseRecord) bool {
+		return !p.Probe && p.System == system && p.Phase == phase && p.N == n && p.Repeat == repeat
+	})
 }
 
 // probes finds the record of the probes that ran during a throughput phase.
-func (r *runner) probes(system, phase string, n int) *phaseRecord {
+func (r *runner) probes(system, phase string, n, repeat int) *phaseRecord {
 	return r.find(func(p *phaseRecord) bool {
-		return p.Probe && p.System == system && p.Phase == probePhase(phase) && p.InFlight == n
+		return p.Probe && p.System == system && p.Phase == probePhase(phase) && p.InFlight == n && p.Repeat == repeat
 	})
 }
 
@@ -215,33 +262,42 @@ func (r *runner) find(match func(*phaseRecord) bool) *phaseRecord {
 func (r *runner) floors(l *ledger) []report.Floor {
 	var out []report.Floor
 	for _, n := range r.o.Sizes {
-		for _, phase := range []string{report.PhaseFirst, report.PhaseChange} {
-			dc, dep := r.record(report.SystemDC, phase, n), r.record(report.SystemDeployment, phase, n)
-			if dc == nil {
-				continue
-			}
-			pods := n * int(r.o.Replicas)
-			if phase == report.PhaseChange {
-				pods *= 2
-			}
-			probes := 0
-			if p := r.probes(report.SystemDC, phase, n); p != nil {
-				probes = len(p.Triggers)
-			}
-			pods += probes * 2 * int(r.o.Replicas)
-			f := report.Floor{N: n, Phase: phase, PodWrites: pods, Probes: probes, QPS: kcmQPS, Seconds: float64(pods) / kcmQPS, DCSeconds: dc.Seconds()}
-			if dep != nil {
-				f.DeploySeconds = dep.Seconds()
-			}
-			for _, c := range l.tally.Counts(slices.Index(r.records, dc)) {
-				if c.Actor == audit.ActorRCManager {
-					f.RCManagerWrites = c.Writes()
+		for k := 1; k <= r.o.Repeat; k++ {
+			for _, phase := range []string{report.PhaseFirst, report.PhaseChange} {
+				if f, ok := r.floor(l, n, k, phase); ok {
+					out = append(out, f)
 				}
 			}
-			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// floor is the RC manager's floor of one phase of one repeat.
+func (r *runner) floor(l *ledger, n, repeat int, phase string) (report.Floor, bool) {
+	dc, dep := r.record(report.SystemDC, phase, n, repeat), r.record(report.SystemDeployment, phase, n, repeat)
+	if dc == nil {
+		return report.Floor{}, false
+	}
+	pods := n * int(r.o.Replicas)
+	if phase == report.PhaseChange {
+		pods *= 2
+	}
+	probes := 0
+	if p := r.probes(report.SystemDC, phase, n, repeat); p != nil {
+		probes = len(p.Triggers)
+	}
+	pods += probes * 2 * int(r.o.Replicas)
+	f := report.Floor{N: n, Phase: phase, Repeat: repeat, PodWrites: pods, Probes: probes, QPS: kcmQPS, Seconds: float64(pods) / kcmQPS, DCSeconds: dc.Seconds()}
+	if dep != nil {
+		f.DeploySeconds = dep.Seconds()
+	}
+	for _, c := range l.tally.Counts(slices.Index(r.records, dc)) {
+		if c.Actor == audit.ActorRCManager {
+			f.RCManagerWrites = c.Writes()
+		}
+	}
+	return f, true
 }
 
 // controllerGOGC states the GOGC of the dc-controller processes dc-bench
@@ -256,7 +312,7 @@ func controllerGOGC() string {
 // settings are the run's settings as the report states them.
 func settings(o Options) report.Settings {
 	return report.Settings{
-		Sizes: o.Sizes, Replicas: o.Replicas, Nodes: o.Nodes,
+		Sizes: o.Sizes, Repeat: o.Repeat, Replicas: o.Replicas, Nodes: o.Nodes,
 		Strategy:      "rolling, maxSurge 25%, maxUnavailable 25% (DC: Rolling with default updatePeriodSeconds 1, intervalSeconds 1, timeoutSeconds 600)",
 		ControllerQPS: o.ControllerQPS, ControllerBurst: o.ControllerBurst, ControllerWorkers: o.ControllerWorkers, ControllerGOGC: controllerGOGC(),
 		DeployerQPS: deployerQPS, DeployerBurst: deployerBurst,

@@ -2,12 +2,17 @@ package bench
 
 import (
 	"io"
+	"maps"
+	"math"
+	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/deployconfig/deployconfig/internal/bench/audit"
@@ -191,6 +196,13 @@ func auditEvent(agent, verb, resource, namespace, name string, at time.Time) aud
 		ObjectRef: &audit.ObjectRef{Resource: resource, Namespace: namespace, Name: name}, ResponseStatus: &audit.Status{Code: 200}}
 }
 
+// statusWrite is the pod runtime's write of a pod's status.
+func statusWrite(namespace, name string, at time.Time) audit.Event {
+	e := auditEvent("dc-local-runtime", "update", "pods", namespace, name, at)
+	e.ObjectRef.Subresource = "status"
+	return e
+}
+
 func TestLatencyOfProbes(t *testing.T) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return start.Add(time.Duration(s * float64(time.Second))) }
@@ -233,22 +245,143 @@ func TestFloorsCountProbes(t *testing.T) {
 		wantProbes int
 	}{
 		{"no probes", nil, 200 * 3 * 2, 0},
-		{"probes of the phase", &phaseRecord{System: report.SystemDC, Phase: probePhase(report.PhaseChange), InFlight: 200, Probe: true,
+		{"probes of the phase", &phaseRecord{System: report.SystemDC, Phase: probePhase(report.PhaseChange), InFlight: 200, Probe: true, Repeat: 1,
 			Triggers: map[string]time.Time{"probe2-00000": {}, "probe2-00001": {}}}, 200*3*2 + 2*3*2, 2},
-		{"probes of another size", &phaseRecord{System: report.SystemDC, Phase: probePhase(report.PhaseChange), InFlight: 400, Probe: true,
+		{"probes of another size", &phaseRecord{System: report.SystemDC, Phase: probePhase(report.PhaseChange), InFlight: 400, Probe: true, Repeat: 1,
+			Triggers: map[string]time.Time{"probe2-00000": {}}}, 200 * 3 * 2, 0},
+		{"probes of another repeat", &phaseRecord{System: report.SystemDC, Phase: probePhase(report.PhaseChange), InFlight: 200, Probe: true, Repeat: 2,
 			Triggers: map[string]time.Time{"probe2-00000": {}}}, 200 * 3 * 2, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := &runner{o: Options{Sizes: []int{200}, Replicas: 3}}
-			r.records = []*phaseRecord{{System: report.SystemDC, Phase: report.PhaseChange, N: 200}}
+			// Two repeats, of which only the first ran.
+			r := &runner{o: Options{Sizes: []int{200}, Replicas: 3, Repeat: 2}}
+			r.records = []*phaseRecord{{System: report.SystemDC, Phase: report.PhaseChange, N: 200, Repeat: 1}}
 			if tt.probes != nil {
 				r.records = append(r.records, tt.probes)
 			}
 			floors := r.floors(newLedger(make([]audit.Window, len(r.records))...))
-			if len(floors) != 1 || floors[0].PodWrites != tt.wantPods || floors[0].Probes != tt.wantProbes {
+			if len(floors) != 1 || floors[0].PodWrites != tt.wantPods || floors[0].Probes != tt.wantProbes || floors[0].Repeat != 1 {
 				t.Errorf("floors %+v, want %d pod writes with %d probes", floors, tt.wantPods, tt.wantProbes)
 			}
 		})
+	}
+}
+
+func TestRepeatOrder(t *testing.T) {
+	both := []system{dcSystem(), deploymentSystem()}
+	var got []string
+	for k := 1; k <= 4; k++ {
+		order := repeatOrder(both, k)
+		got = append(got, order[0].name+","+order[1].name)
+	}
+	dcFirst := report.SystemDC + "," + report.SystemDeployment
+	depFirst := report.SystemDeployment + "," + report.SystemDC
+	if want := []string{dcFirst, depFirst, dcFirst, depFirst}; !slices.Equal(got, want) {
+		t.Errorf("orders %v, want %v", got, want)
+	}
+	if both[0].name != report.SystemDC {
+		t.Errorf("repeatOrder changed its input: %s first", both[0].name)
+	}
+	if one := repeatOrder(both[:1], 2); len(one) != 1 || one[0].name != report.SystemDC {
+		t.Errorf("one system: %v", one)
+	}
+}
+
+func TestLatencyAtIdleSplit(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return start.Add(time.Duration(s * float64(time.Second))) }
+	l := newLedger()
+	for _, e := range []audit.Event{
+		auditEvent("dc-bench", "patch", "deploymentconfigs", "lat", "dc-00000", at(1)),
+		auditEvent("dc-controller", "create", "pods", "lat", "dc-00000-2-deploy", at(1.1)),
+		statusWrite("lat", "dc-00000-2-deploy", at(1.4)),
+		// A later status write (Running, Succeeded) is not the start.
+		statusWrite("lat", "dc-00000-2-deploy", at(3)),
+	} {
+		l.add(e)
+	}
+	p := &phaseRecord{System: report.SystemDC, Phase: "idle", N: 1, Namespace: "lat", Version: 2, TriggerVerb: "patch",
+		Names: []string{"dc-00000"}, InFlight: 1, Load: "idle (one at a time)", Done: map[string]time.Time{"dc-00000": at(7.5)}}
+	got := (&runner{o: Options{Replicas: 3}}).latencyOf(l, p)
+	// 3 replicas, maxSurge 25% (1), maxUnavailable 25% (0): three
+	// scale-ups with updatePeriodSeconds 1 and two intervals of 1 s.
+	if got.PrescribedSeconds != 5 {
+		t.Errorf("prescribed %v s, want 5", got.PrescribedSeconds)
+	}
+	if got.ToComplete.P50 != 6.5 || got.Rest.P50 != 1.5 {
+		t.Errorf("to complete %v, rest %v; want 6.5 and 1.5", got.ToComplete.P50, got.Rest.P50)
+	}
+	if got.ToDeployerStart.Count != 1 || math.Abs(got.ToDeployerStart.P50-0.4) > 1e-9 {
+		t.Errorf("to deployer start %+v, want 0.4 s", got.ToDeployerStart)
+	}
+	dep := &phaseRecord{System: report.SystemDeployment, Phase: "idle", N: 1, Namespace: "lat", Version: 2, TriggerVerb: "patch",
+		Names: []string{"dc-00000"}, InFlight: 1, Done: map[string]time.Time{"dc-00000": at(2)}, Triggers: map[string]time.Time{"dc-00000": at(1)}}
+	if got := (&runner{o: Options{Replicas: 3}}).latencyOf(l, dep); got.PrescribedSeconds != 0 || got.Rest.Count != 0 {
+		t.Errorf("a Deployment has no prescribed pauses: %+v", got)
+	}
+}
+
+func TestCorpusTemplates(t *testing.T) {
+	dir := compatDir(filepath.Join("..", ".."))
+	templates, err := corpusTemplates(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The corpus has more than 20 DeploymentConfigs (the compat tests
+	// check that); every template kept has containers with images.
+	if len(templates) < 20 {
+		t.Errorf("%d templates from %s, want at least 20", len(templates), dir)
+	}
+	multi := 0
+	for i, tm := range templates {
+		if len(tm.Spec.Containers) > 1 {
+			multi++
+		}
+		for _, c := range tm.Spec.Containers {
+			if c.Image == "" || c.Image == " " {
+				t.Errorf("template %d: container %s has no image", i, c.Name)
+			}
+		}
+	}
+	if multi == 0 {
+		t.Error("no template with several containers: the corpus's weight is lost")
+	}
+	if _, err := corpusTemplates(t.TempDir()); err == nil || !strings.Contains(err.Error(), "DC_COMPAT_DIR") {
+		t.Errorf("an empty corpus: err = %v, want one naming DC_COMPAT_DIR", err)
+	}
+}
+
+func TestWithTemplateAndReferenced(t *testing.T) {
+	dc := newDC("ns", "dc-00001", 3)
+	corpus := corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "theirs", "tier": "web"}},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "web", Image: "example/web",
+				EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}},
+				Env:     []corev1.EnvVar{{Name: "PW", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "db"}, Key: "pw"}}}}}},
+			Volumes: []corev1.Volume{
+				{Name: "a", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}},
+				{Name: "b", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "tls"}}},
+				{Name: "c", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}},
+			},
+		},
+	}
+	ours := maps.Clone(dc.Spec.Template.Labels)
+	withTemplate(dc, corpus)
+	if dc.Spec.Template.Spec.Containers[0].Name != "web" || len(dc.Spec.Template.Spec.Volumes) != 3 {
+		t.Errorf("template spec not the corpus's: %+v", dc.Spec.Template.Spec)
+	}
+	for k, v := range ours {
+		if dc.Spec.Template.Labels[k] != v {
+			t.Errorf("label %s = %q, want the benchmark's %q (the selector's)", k, dc.Spec.Template.Labels[k], v)
+		}
+	}
+	if dc.Spec.Template.Labels["tier"] != "web" {
+		t.Errorf("the corpus's own label was dropped: %v", dc.Spec.Template.Labels)
+	}
+	cms, secrets := referenced(dc.Spec.Template.Spec)
+	if !slices.Equal(cms, []string{"cfg"}) || !slices.Equal(secrets, []string{"tls", "db"}) {
+		t.Errorf("referenced %v %v, want [cfg] and [tls db]", cms, secrets)
 	}
 }

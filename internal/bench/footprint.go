@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -50,24 +51,63 @@ func (r *runner) footprint(ctx context.Context) error {
 	if err := r.ensureDeployerAccount(ctx, ns); err != nil {
 		return err
 	}
+	templates, err := corpusTemplates(r.o.CompatDir)
+	if err != nil {
+		return err
+	}
+	if err := r.ensureReferenced(ctx, ns, templates); err != nil {
+		return err
+	}
+	makers, err := r.e.makers(r.o.FootprintClients)
+	if err != nil {
+		return err
+	}
 	have := 0
 	for _, size := range r.o.FootprintSizes {
-		fmt.Fprintf(r.o.Log, "Footprint: making DCs %d..%d with %d revisions each...\n", have, size-1, r.o.FootprintRevisions)
+		fmt.Fprintf(r.o.Log, "Footprint: making DCs %d..%d with %d revisions each (%d corpus templates, %d clients)...\n",
+			have, size-1, r.o.FootprintRevisions, len(templates), len(makers))
 		start := time.Now()
+		var created atomic.Int64
 		err := parallel(ctx, size-have, 2*createWorkers, func(ctx context.Context, i int) error {
-			return r.populateDC(ctx, ns, objectName(have+i), (have+i)%r.o.Nodes)
+			n := have + i
+			m := makers[n%len(makers)]
+			return r.populateDC(ctx, m, ns, objectName(n), templates[n%len(templates)], n%r.o.Nodes, &created)
 		})
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(r.o.Log, "  made in %.0f s\n", time.Since(start).Seconds())
+		took := time.Since(start).Seconds()
+		fmt.Fprintf(r.o.Log, "  made %d objects in %.0f s (%.0f/s)\n", created.Load(), took, float64(created.Load())/took)
 		have = size
 		rec, err := r.measureController(ctx, size)
 		if err != nil {
 			return err
 		}
+		rec.Templates, rec.Replicas, rec.Clients = len(templates), r.o.FootprintReplicas, len(makers)
+		rec.Created, rec.CreateSeconds = int(created.Load()), took
 		r.footprints = append(r.footprints, rec)
 		fmt.Fprintf(r.o.Log, "  %d DCs: peak RSS %s, CPU %.1f s, synced in %.0f s\n", size, report.MB(rec.Usage.PeakRSSBytes), rec.Usage.CPUSeconds, rec.SyncSeconds)
+	}
+	return nil
+}
+
+// ensureReferenced creates, empty, the ConfigMaps and Secrets the corpus
+// templates name (see referenced).
+func (r *runner) ensureReferenced(ctx context.Context, ns string, templates []corev1.PodTemplateSpec) error {
+	for _, t := range templates {
+		cms, secrets := referenced(t.Spec)
+		for _, name := range cms {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+			if _, err := r.e.kube.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+				return fmt.Errorf("creating configmap %s/%s of the corpus: %w", ns, name, err)
+			}
+		}
+		for _, name := range secrets {
+			sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+			if _, err := r.e.kube.CoreV1().Secrets(ns).Create(ctx, sec, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+				return fmt.Errorf("creating secret %s/%s of the corpus: %w", ns, name, err)
+			}
+		}
 	}
 	return nil
 }
@@ -83,31 +123,35 @@ func (r *runner) ensureDeployerAccount(ctx context.Context, ns string) error {
 	return nil
 }
 
-// populateDC makes one DC as it stands after FootprintRevisions rollouts.
-func (r *runner) populateDC(ctx context.Context, ns, name string, node int) error {
+// populateDC makes one DC as it stands after FootprintRevisions rollouts,
+// with a corpus template, through one maker; created counts the writes.
+func (r *runner) populateDC(ctx context.Context, m maker, ns, name string, tmpl corev1.PodTemplateSpec, node int, created *atomic.Int64) error {
 	revisions := int64(r.o.FootprintRevisions)
-	dc := newDC(ns, name, 0)
+	dc := newDC(ns, name, r.o.FootprintReplicas)
+	withTemplate(dc, tmpl)
 	dc.Spec.Template.Annotations[revisionAnnotation] = strconv.FormatInt(revisions, 10)
-	if err := r.e.client.Create(ctx, dc); err != nil {
+	if err := m.client.Create(ctx, dc); err != nil {
 		return fmt.Errorf("creating deploymentconfig %s/%s: %w", ns, name, err)
 	}
+	created.Add(1)
 	for v := int64(1); v <= revisions; v++ {
-		if err := r.populateRevision(ctx, dc, v, node); err != nil {
+		if err := r.populateRevision(ctx, m, dc, v, node, created); err != nil {
 			return err
 		}
 	}
 	dc.Status.LatestVersion = revisions
 	dc.Status.ObservedGeneration = dc.Generation
 	dc.Status.Details = &dcv1.DeploymentDetails{Message: "config change"}
-	if err := r.e.client.Status().Update(ctx, dc); err != nil {
+	if err := m.client.Status().Update(ctx, dc); err != nil {
 		return fmt.Errorf("updating the status of deploymentconfig %s/%s: %w", ns, name, err)
 	}
+	created.Add(1)
 	return nil
 }
 
-// populateRevision makes a DC's deployment of version v, Complete, scaled
-// to 0, with its deployer pod.
-func (r *runner) populateRevision(ctx context.Context, dc *dcv1.DeploymentConfig, v int64, node int) error {
+// populateRevision makes a DC's deployment of version v, Complete, with
+// its deployer pod: the latest with the DC's replicas, older ones at 0.
+func (r *runner) populateRevision(ctx context.Context, m maker, dc *dcv1.DeploymentConfig, v int64, node int, created *atomic.Int64) error {
 	at := dc.DeepCopy()
 	at.Status.LatestVersion = v
 	at.Spec.Template.Annotations[revisionAnnotation] = strconv.FormatInt(v, 10)
@@ -120,18 +164,27 @@ func (r *runner) populateRevision(ctx context.Context, dc *dcv1.DeploymentConfig
 		// dc-controller labels each older deployment so once the next one
 		// is Complete and it is scaled down.
 		rc.Labels[dcv1.DeploymentSettledLabel] = "true"
+	} else {
+		replicas := dc.Spec.Replicas
+		rc.Spec.Replicas = &replicas
+		rc.Annotations[dcv1.DeploymentReplicasAnnotation] = strconv.Itoa(int(replicas))
 	}
-	rcs := r.e.kube.CoreV1().ReplicationControllers(dc.Namespace)
+	rcs := m.kube.CoreV1().ReplicationControllers(dc.Namespace)
 	if rc, err = rcs.Create(ctx, rc, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("creating replicationcontroller %s/%s: %w", dc.Namespace, deployment.Name(dc.Name, v), err)
 	}
-	// What kube-controller-manager's RC manager would write at 20 QPS
-	// (an hour for 50,000 RCs): the status of an RC at 0 replicas.
-	rc.Status.ObservedGeneration = rc.Generation
-	if _, err := rcs.UpdateStatus(ctx, rc, metav1.UpdateOptions{}); err != nil && !apierrors.IsConflict(err) {
-		return fmt.Errorf("updating the status of replicationcontroller %s/%s: %w", rc.Namespace, rc.Name, err)
+	created.Add(1)
+	if deployment.Replicas(rc) == 0 {
+		// What kube-controller-manager's RC manager would write at 20 QPS
+		// (an hour for 50,000 RCs): the status of an RC at 0 replicas.
+		// The latest RC's status is its to write, as it makes the pods.
+		rc.Status.ObservedGeneration = rc.Generation
+		if _, err := rcs.UpdateStatus(ctx, rc, metav1.UpdateOptions{}); err != nil && !apierrors.IsConflict(err) {
+			return fmt.Errorf("updating the status of replicationcontroller %s/%s: %w", rc.Namespace, rc.Name, err)
+		}
+		created.Add(1)
 	}
-	pods := r.e.kube.CoreV1().Pods(dc.Namespace)
+	pods := m.kube.CoreV1().Pods(dc.Namespace)
 	pod, err := pods.Create(ctx, deployerPod(rc, playground.NodeName(node)), metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("creating pod %s/%s: %w", dc.Namespace, deployment.DeployerPodName(rc.Name), err)
@@ -143,6 +196,7 @@ func (r *runner) populateRevision(ctx context.Context, dc *dcv1.DeploymentConfig
 	if _, err := pods.Patch(ctx, pod.Name, types.MergePatchType, succeeded, metav1.PatchOptions{}, "status"); err != nil {
 		return fmt.Errorf("updating the status of pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
+	created.Add(2)
 	return nil
 }
 

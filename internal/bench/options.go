@@ -54,6 +54,9 @@ type Options struct {
 	// Sizes are the N of the throughput scenario, each run for both
 	// systems: first rollout, then a template change.
 	Sizes []int
+	// Repeat is how many times each size is run; the system that goes
+	// first alternates from one repeat to the next (see repeatOrder).
+	Repeat int
 	// Replicas of every DC and Deployment.
 	Replicas int32
 	// Nodes is the number of fake nodes.
@@ -72,6 +75,16 @@ type Options struct {
 	// measured with; FootprintRevisions the revisions each DC keeps.
 	FootprintSizes     []int
 	FootprintRevisions int
+	// FootprintReplicas is every footprint DC's replicas (its latest RC's;
+	// kube-controller-manager makes the pods, kwok runs them).
+	FootprintReplicas int32
+	// FootprintClients is how many clients, each with a rate limiter of
+	// its own (BenchQPS), make the footprint's objects: one client is
+	// one limiter for all of them.
+	FootprintClients int
+	// CompatDir is the compat corpus whose pod templates the footprint
+	// DCs cycle through ("" means DC_COMPAT_DIR or ../shared/compat).
+	CompatDir string
 	// RawCreates RCs are created by RawConcurrency clients for the raw
 	// write throughput.
 	RawCreates     int
@@ -107,6 +120,7 @@ func DefaultOptions() Options {
 	return Options{
 		Name:               "dc-bench",
 		Sizes:              []int{200, 1000},
+		Repeat:             3,
 		Replicas:           3,
 		Nodes:              3,
 		LatencySamples:     20,
@@ -114,6 +128,8 @@ func DefaultOptions() Options {
 		ProbeInterval:      500 * time.Millisecond,
 		FootprintSizes:     []int{1000, 5000},
 		FootprintRevisions: 10,
+		FootprintReplicas:  3,
+		FootprintClients:   8,
 		RawCreates:         3000,
 		RawConcurrency:     32,
 		ControllerQPS:      20,
@@ -129,6 +145,8 @@ func DefaultOptions() Options {
 func QuickOptions(o Options) Options {
 	o.Quick = true
 	o.Sizes = []int{20}
+	// Two repeats: enough to see the order alternate and a spread.
+	o.Repeat = 2
 	o.LatencySamples = 5
 	o.Probes = 5
 	o.FootprintSizes = []int{50, 200}
@@ -162,6 +180,15 @@ func (o *Options) validate() error {
 	}
 	if o.Replicas < 1 || o.Nodes < 1 || o.FootprintRevisions < 1 || o.RawConcurrency < 1 {
 		return errors.New("replicas, nodes, revisions and concurrency must be at least 1")
+	}
+	if o.FootprintClients < 1 || o.FootprintReplicas < 0 {
+		return fmt.Errorf("footprint clients must be at least 1 and replicas not negative, got %d and %d", o.FootprintClients, o.FootprintReplicas)
+	}
+	if o.CompatDir == "" {
+		o.CompatDir = compatDir(o.Root)
+	}
+	if o.Repeat < 1 {
+		return fmt.Errorf("repeat must be at least 1, got %d", o.Repeat)
 	}
 	if o.Probes < 0 || o.Probes > 0 && o.ProbeInterval <= 0 {
 		return errors.New("probes must not be negative, and need an interval above 0")

@@ -16,6 +16,10 @@ type phaseRecord struct {
 	Phase     string
 	N         int
 	Namespace string
+	// Repeat numbers the repeat of a throughput phase (from 1); First is
+	// the system that ran first in it.
+	Repeat int
+	First  string
 	// Load describes the phase for the latency table.
 	Load string
 	// InFlight is the number of rollouts in flight the phase's rollouts

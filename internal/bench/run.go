@@ -193,7 +193,7 @@ func chartPanels(rep *report.Report) []chart.Panel {
 	var panels []chart.Panel
 	for _, t := range rep.Throughput {
 		panels = append(panels, chart.Panel{
-			Title:  fmt.Sprintf("N=%d, %s (DC/Deployment %.2f)", t.N, t.Phase, t.Ratio),
+			Title:  fmt.Sprintf("N=%d, %s, repeat %d (DC/Deployment %.2f)", t.N, t.Phase, t.Repeat, t.Ratio),
 			Series: []chart.Series{series(t.DC), series(t.Deployment)},
 		})
 	}

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -73,22 +74,38 @@ func namespaceFor(sys, scenario string) string {
 	return "bench-" + strings.ToLower(sys) + "-" + scenario
 }
 
-// throughput runs the first rollout and a template change of n objects of
-// each system, one system after the other, each in a namespace of its own
-// that is deleted afterwards.
+// throughput runs, Repeat times, the first rollout and a template change
+// of n objects of each system, one system after the other, each in a
+// namespace of its own that is deleted afterwards; the system that goes
+// first alternates from one repeat to the next.
 func (r *runner) throughput(ctx context.Context, n int) error {
-	for _, sys := range r.systems() {
-		if err := r.rollAll(ctx, sys, n); err != nil {
-			return err
+	for k := 1; k <= r.o.Repeat; k++ {
+		order := repeatOrder(r.systems(), k)
+		for _, sys := range order {
+			if err := r.rollAll(ctx, sys, n, k, order[0].name); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
+// repeatOrder is the order the systems run in repeat k (from 1): as given
+// in odd repeats, reversed in even ones, so that neither always meets a
+// cluster the other has just worked (caches, etcd compaction, the API
+// server's memory) or always the fresh one.
+func repeatOrder(systems []system, k int) []system {
+	out := slices.Clone(systems)
+	if k%2 == 0 {
+		slices.Reverse(out)
+	}
+	return out
+}
+
 // rollAll runs both phases for one system, each with its probes when the
 // run has any.
-func (r *runner) rollAll(ctx context.Context, sys system, n int) error {
-	ns := namespaceFor(sys.name, fmt.Sprint(n))
+func (r *runner) rollAll(ctx context.Context, sys system, n, repeat int, first string) error {
+	ns := namespaceFor(sys.name, fmt.Sprintf("%d-r%d", n, repeat))
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	tr, err := r.watchNamespace(watchCtx, sys, ns)
@@ -97,7 +114,7 @@ func (r *runner) rollAll(ctx context.Context, sys system, n int) error {
 	}
 	var probes *prober
 	if r.o.Probes > 0 {
-		if probes, err = r.newProber(ctx, watchCtx, sys, n); err != nil {
+		if probes, err = r.newProber(ctx, watchCtx, sys, n, repeat); err != nil {
 			return err
 		}
 	}
@@ -111,8 +128,8 @@ func (r *runner) rollAll(ctx context.Context, sys system, n int) error {
 		{report.PhaseChange, "patch", 2, sys.change},
 	}
 	for i, ph := range phases {
-		fmt.Fprintf(r.o.Log, "%s: %s of %d...\n", sys.name, ph.phase, n)
-		p := &phaseRecord{System: sys.name, Phase: ph.phase, N: n, Namespace: ns, Version: ph.version, TriggerVerb: ph.verb,
+		fmt.Fprintf(r.o.Log, "%s: %s of %d (repeat %d of %d, %s first)...\n", sys.name, ph.phase, n, repeat, r.o.Repeat, first)
+		p := &phaseRecord{System: sys.name, Phase: ph.phase, N: n, Namespace: ns, Version: ph.version, TriggerVerb: ph.verb, Repeat: repeat, First: first,
 			Names: names, Load: fmt.Sprintf("%d triggered at once (%s)", n, ph.phase), InFlight: n}
 		r.records = append(r.records, p)
 		trigger := func(ctx context.Context, name string) error { return ph.trigger(ctx, r.e, ns, name) }

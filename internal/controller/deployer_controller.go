@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -44,6 +45,16 @@ const (
 // podByDeployment indexes deployer and hook pods by their deployment (RC).
 const podByDeployment = "deployconfig.pod.byDeployment"
 
+// pendingGrace is how long a New deployment whose deployer pod has not
+// started stays New. The phase follows the pod, and a deployer pod usually
+// starts within a second or two of its creation: writing Pending at the
+// creation only for Running to replace it a moment later is one RC write
+// per rollout through the controller's rate-limited client (issue 18).
+// OpenShift allows New→Running. A pod that has not started by then (no
+// node yet, an image to pull) moves the deployment to Pending as before.
+// Creation times have a resolution of a second, so the wait is 1 to 2 s.
+const pendingGrace = 2 * time.Second
+
 // DeployerReconciler drives a deployment through New, Pending, Running and
 // Complete or Failed by running its deployer pod and following its phase.
 type DeployerReconciler struct {
@@ -55,6 +66,9 @@ type DeployerReconciler struct {
 	// customParams names another.
 	DeployerImage string
 	access        *deployerAccess
+	// created remembers the deployer pods this controller created moments
+	// ago (see syncNew).
+	created recentCreates
 	// finished counts the rollouts this controller finishes (metrics.go).
 	finished *prometheus.CounterVec
 }
@@ -141,6 +155,17 @@ func (r *DeployerReconciler) syncNew(ctx context.Context, rc *corev1.Replication
 	if deployment.IsCancelled(rc) {
 		return reconcile.Result{}, r.finishCancel(ctx, rc)
 	}
+	if pod == nil && r.created.within(rc.UID, r.Clock.Now(), 2*pendingGrace) {
+		// A New deployment whose pod we created moments ago: the cache
+		// has not seen the pod yet. Reading it is cheaper than a create
+		// the API server refuses (see pendingGrace: the deployment stays
+		// New a while after the create).
+		fresh, err := r.livePod(ctx, rc)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		pod = fresh
+	}
 	if pod != nil {
 		return r.syncNewWithPod(ctx, rc, pod)
 	}
@@ -168,8 +193,11 @@ func (r *DeployerReconciler) syncNew(ctx context.Context, rc *corev1.Replication
 	if err != nil {
 		return r.createFailed(ctx, rc, dc, err)
 	}
+	r.created.record(rc.UID, r.Clock.Now())
 	log.FromContext(ctx).Info("created deployer pod", "pod", pod.Name)
-	return reconcile.Result{}, r.setPhase(ctx, rc, dcv1.DeploymentPhasePending, "")
+	// The pod's events bring the deployment back; the requeue writes
+	// Pending if the pod has not started by then (see pendingGrace).
+	return reconcile.Result{RequeueAfter: pendingGrace}, nil
 }
 
 // syncNewWithPod handles a New deployment whose deployer pod exists.
@@ -178,7 +206,9 @@ func (r *DeployerReconciler) syncNewWithPod(ctx context.Context, rc *corev1.Repl
 		return reconcile.Result{}, r.fail(ctx, rc, fmt.Sprintf(reasonDeployerPodConflict, pod.Name))
 	}
 	if !podFinished(pod) && pod.DeletionTimestamp == nil {
-		// Created by an earlier sync whose phase write did not land.
+		if wait := r.startWait(pod); wait > 0 {
+			return reconcile.Result{RequeueAfter: wait}, nil
+		}
 		return reconcile.Result{}, r.followPod(ctx, rc, pod)
 	}
 	// A finished or going pod in New is either from the attempt before a
@@ -191,6 +221,16 @@ func (r *DeployerReconciler) syncNewWithPod(ctx context.Context, rc *corev1.Repl
 		return reconcile.Result{RequeueAfter: time.Second}, err
 	}
 	return reconcile.Result{}, r.followPod(ctx, rc, fresh)
+}
+
+// startWait is how much longer a New deployment's unfinished deployer pod
+// may take to start before the deployment is written Pending; 0 when the
+// pod runs or pendingGrace has passed since its creation.
+func (r *DeployerReconciler) startWait(pod *corev1.Pod) time.Duration {
+	if pod.Status.Phase != corev1.PodPending && pod.Status.Phase != "" {
+		return 0
+	}
+	return max(pendingGrace-r.Clock.Since(pod.CreationTimestamp.Time), 0)
 }
 
 // livePod reads the deployment's deployer pod from the API server, nil when
@@ -443,4 +483,35 @@ func strategyTimeout(dc *dcv1.DeploymentConfig) time.Duration {
 		seconds = *s.BlueGreenParams.TimeoutSeconds
 	}
 	return time.Duration(seconds) * time.Second
+}
+
+// recentCreates remembers when the controller created each deployment's
+// deployer pod, for a short while: its workers share it.
+type recentCreates struct {
+	mu sync.Mutex
+	at map[types.UID]time.Time
+}
+
+// record notes a create at now and forgets creates older than a minute.
+func (c *recentCreates) record(uid types.UID, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.at == nil {
+		c.at = map[types.UID]time.Time{}
+	}
+	for k, t := range c.at {
+		if now.Sub(t) > time.Minute {
+			delete(c.at, k)
+		}
+	}
+	c.at[uid] = now
+}
+
+// within reports whether the deployment's pod was created less than d
+// before now.
+func (c *recentCreates) within(uid types.UID, now time.Time, d time.Duration) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.at[uid]
+	return ok && now.Sub(t) < d
 }

@@ -123,8 +123,7 @@ func CategoryOf(e Event) Category {
 			return CategoryDeployerPods
 		}
 	case "pods":
-		name := e.ObjectRef.Name
-		if strings.HasSuffix(name, deployerPodSuffix) || strings.Contains(name, "-hook-") {
+		if isDeployerPodName(e.ObjectRef.Name) {
 			return CategoryDeployerPods
 		}
 		return CategoryAppPods
@@ -132,4 +131,30 @@ func CategoryOf(e Event) Category {
 		return CategoryEvents
 	}
 	return CategoryObjects
+}
+
+// isDeployerPodName reports whether a pod's name is a deployer's
+// ("<rc>-deploy") or a hook's ("<rc>-hook-pre|mid|post").
+func isDeployerPodName(name string) bool {
+	return strings.HasSuffix(name, deployerPodSuffix) || strings.Contains(name, "-hook-")
+}
+
+// aboutDeployerPod reports whether a request is about a deployer or hook
+// pod: a write of the pod (or its kwok Logs object), or an event whose
+// involved object it is. Events are named "<involved object>.<suffix>"
+// by client-go's recorders, and the audit log keeps a create's name.
+func aboutDeployerPod(e Event) bool {
+	if e.ObjectRef == nil {
+		return false
+	}
+	switch e.ObjectRef.Resource {
+	case "pods", "logs":
+		return CategoryOf(e) == CategoryDeployerPods
+	case "events":
+		name := e.ObjectRef.Name
+		if i := strings.LastIndexByte(name, '.'); i > 0 {
+			return isDeployerPodName(name[:i])
+		}
+	}
+	return false
 }

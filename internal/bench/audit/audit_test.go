@@ -139,7 +139,7 @@ func TestTally(t *testing.T) {
 	}
 	for i, w := range want {
 		got := first[i]
-		got.ByResource = nil
+		got.ByResource, got.RolloutWrites = nil, nil
 		if !reflect.DeepEqual(got, w) {
 			t.Errorf("window 1 actor %d = %+v, want %+v", i, got, w)
 		}
@@ -172,5 +172,66 @@ func TestTimes(t *testing.T) {
 	got, ok := created.Get("b/web-1-deploy")
 	if want := time.Date(2026, 11, 29, 10, 0, 0, 150_000_000, time.UTC); !ok || !got.Equal(want) {
 		t.Errorf("deployer pod created at %v (%v), want %v", got, ok, want)
+	}
+}
+
+func TestWriteKeyAndRolloutWrites(t *testing.T) {
+	tests := []struct {
+		actor, resource, sub, name, verb string
+		wantKey                          string
+		rollout                          bool
+	}{
+		{"dc-controller", "pods", "", "web-1-deploy", "create", "pods create (deployer pod)", true},
+		{"kube-scheduler", "pods", "binding", "web-1-deploy", "create", "pods/binding create (deployer pod)", true},
+		{"kube-scheduler", "pods", "binding", "web-1-x7k2p", "create", "pods/binding create", false},
+		{"kube-scheduler", "events", "", "web-1-deploy.18a2b", "create", "events create (deployer pod)", true},
+		{"kube-scheduler", "events", "", "web-1-x7k2p.18a2b", "create", "events create", true},
+		{"dc-local-runtime", "logs", "", "web-1-deploy", "create", "logs create (deployer pod)", true},
+		{"kwok", "pods", "status", "web-1-x7k2p", "patch", "pods/status patch", false},
+		{"dc-controller", "replicationcontrollers", "", "web-1", "patch", "replicationcontrollers patch", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.wantKey, func(t *testing.T) {
+			e := Event{Verb: tt.verb, UserAgent: tt.actor, Stage: "ResponseComplete",
+				ObjectRef: &ObjectRef{Resource: tt.resource, Subresource: tt.sub, Namespace: "b", Name: tt.name}}
+			if tt.resource == "logs" {
+				e.ObjectRef.APIGroup = "kwok.x-k8s.io"
+			}
+			if got := WriteKey(e); got != tt.wantKey {
+				t.Errorf("WriteKey = %q, want %q", got, tt.wantKey)
+			}
+			tally := NewTally(Window{Namespace: "b", To: time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)})
+			tally.Add(e)
+			c := tally.Counts(0)[0]
+			if got := c.RolloutWrites[tt.wantKey] == 1; got != tt.rollout {
+				t.Errorf("counted as the rollout's: %v, want %v (%+v)", got, tt.rollout, c)
+			}
+			if want := map[bool]int{true: 1, false: 0}[tt.rollout]; c.RolloutWriteCount() != want {
+				t.Errorf("RolloutWriteCount = %d, want %d", c.RolloutWriteCount(), want)
+			}
+		})
+	}
+}
+
+func TestPurpose(t *testing.T) {
+	// Every write a DC rollout of the benchmark makes (N=1000 report of
+	// 2026-11-30, app pods excluded) has a stated purpose.
+	for _, w := range [][2]string{
+		{ActorDCController, "deploymentconfigs/status update"},
+		{ActorDCController, "replicationcontrollers patch"},
+		{ActorDCController, "pods create (deployer pod)"},
+		{ActorDeployer, "replicationcontrollers/scale update"},
+		{ActorDeployer, "replicationcontrollers patch"},
+		{ActorPodRuntime, "pods/status update (deployer pod)"},
+		{ActorPodRuntime, "logs create (deployer pod)"},
+		{ActorScheduler, "pods/binding create (deployer pod)"},
+		{ActorDeploymentCtrl, "replicasets update"},
+	} {
+		if Purpose(w[0], w[1]) == "" {
+			t.Errorf("no purpose for %s %q", w[0], w[1])
+		}
+	}
+	if got := Purpose(ActorKwok, "pods/status patch"); got != "" {
+		t.Errorf("an app pod's write has purpose %q, want none (not the rollout's)", got)
 	}
 }

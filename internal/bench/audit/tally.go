@@ -32,8 +32,33 @@ type ActorCount struct {
 	// Reads counts gets and lists (watches are not audited).
 	Reads int `json:"reads"`
 	// ByResource counts writes by resource[/subresource] and verb, e.g.
-	// "replicationcontrollers/scale patch".
+	// "replicationcontrollers/scale patch"; writes of (and events about)
+	// deployer and hook pods carry the suffix DeployerPodMark.
 	ByResource map[string]int `json:"byResource"`
+	// RolloutWrites counts, by the same keys, the writes issue 18 counts
+	// as the rollout's: every write but the application pods' own
+	// (their create, binding, status, delete).
+	RolloutWrites map[string]int `json:"rolloutWrites,omitempty"`
+}
+
+// DeployerPodMark ends the ByResource keys of writes of deployer and hook
+// pods, and of events about them, e.g. "pods/status update (deployer pod)".
+const DeployerPodMark = " (deployer pod)"
+
+// WriteKey is the ByResource key of a write: resource[/subresource] and
+// verb, marked when it is about a deployer or hook pod.
+func WriteKey(e Event) string {
+	key := e.Resource() + " " + e.Verb
+	if aboutDeployerPod(e) {
+		key += DeployerPodMark
+	}
+	return key
+}
+
+// RolloutWriteCount is the actor's writes of the rollout: all its writes
+// but those of the application's pods.
+func (c ActorCount) RolloutWriteCount() int {
+	return c.Writes() - c.AppPods
 }
 
 // Writes is the actor's total number of writes.
@@ -70,7 +95,7 @@ func add(counts map[string]*ActorCount, e Event) {
 	actor := Actor(e)
 	c := counts[actor]
 	if c == nil {
-		c = &ActorCount{Actor: actor, ByResource: map[string]int{}}
+		c = &ActorCount{Actor: actor, ByResource: map[string]int{}, RolloutWrites: map[string]int{}}
 		counts[actor] = c
 	}
 	if !e.IsWrite() {
@@ -79,7 +104,12 @@ func add(counts map[string]*ActorCount, e Event) {
 		}
 		return
 	}
-	switch CategoryOf(e) {
+	key := WriteKey(e)
+	category := CategoryOf(e)
+	if category != CategoryAppPods {
+		c.RolloutWrites[key]++
+	}
+	switch category {
 	case CategoryAppPods:
 		c.AppPods++
 	case CategoryDeployerPods:
@@ -92,7 +122,7 @@ func add(counts map[string]*ActorCount, e Event) {
 	if e.Code() == 409 {
 		c.Conflicts++
 	}
-	c.ByResource[e.Resource()+" "+e.Verb]++
+	c.ByResource[key]++
 }
 
 // Counts returns the counts of window i, known actors first in

@@ -110,6 +110,12 @@ type Summary struct {
 	// Breakdown splits the DC's trigger → Complete at its deployer pod's
 	// Running and Succeeded.
 	Breakdown []Row `json:"dcBreakdown"`
+	// Rest is the DC's trigger → Complete less its prescribed pauses;
+	// RestMet is issue 18's verdict (report.IdleRestMet): Rest within the
+	// Deployment's trigger → Complete plus the deployer pod's start
+	// (trigger → Running), at the p50 and the p99.
+	Rest    stats.Summary `json:"dcRestAfterPrescribed"`
+	RestMet bool          `json:"restMet"`
 	// Memory summarizes the deployer pod's peak memory, in MiB.
 	PodPeakMiB       stats.Summary `json:"deployerPodPeakMiB"`
 	ContainerPeakMiB stats.Summary `json:"deployerContainerPeakMiB"`
@@ -136,6 +142,7 @@ func (r *Report) Summarize() Summary {
 		if smp.System != SystemDC {
 			continue
 		}
+		v["rest"] = append(v["rest"], smp.Complete-r.Settings.PrescribedPauseSeconds)
 		v["running"] = append(v["running"], smp.DeployerRunning)
 		v["done"] = append(v["done"], smp.DeployerDone)
 		v["start"] = append(v["start"], smp.LogFirst-smp.DeployerRunning)
@@ -166,6 +173,8 @@ func (r *Report) Summarize() Summary {
 		row("deployer pod Succeeded → Complete", values[SystemDC]["after"], nil),
 	}
 	s.PodPeakMiB, s.ContainerPeakMiB, s.RSSMiB = stats.Summarize(pod), stats.Summarize(container), stats.Summarize(rss)
+	s.Rest = stats.Summarize(values[SystemDC]["rest"])
+	s.RestMet, _, _ = report.IdleRestMet(s.Rest, s.Rows[1].Deployment, s.Rows[0].DC)
 	return s
 }
 
@@ -214,6 +223,11 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "\nThe DC's own settings (updatePeriodSeconds %d, intervalSeconds %d) make its deployer pause %.0f s in each rollout when every pod is ready at once: that much of its trigger → Complete is prescribed, not work.\n",
 		r.Settings.UpdatePeriodSeconds, r.Settings.IntervalSeconds, r.Settings.PrescribedPauseSeconds)
+	if s.Rest.Count > 0 {
+		_, p50, p99 := report.IdleRestMet(s.Rest, s.Rows[1].Deployment, s.Rows[0].DC)
+		fmt.Fprintf(&b, "\nIssue 18's target, as in the kwok report: the DC's trigger → Complete less the prescribed %.0f s (p50 %.2f s, p99 %.2f s) ≤ the Deployment's trigger → Complete + the deployer pod's start (trigger → Running): %.2f s, %.2f s. Met: %s.\n",
+			r.Settings.PrescribedPauseSeconds, s.Rest.P50, s.Rest.P99, p50, p99, yesNo(s.RestMet))
+	}
 	b.WriteString("\n## Deployer pod memory (DeploymentConfig only)\n\n")
 	b.WriteString("| cgroup v1 figure | p50 MiB | max MiB | samples |\n| --- | ---: | ---: | ---: |\n")
 	for _, m := range []struct {
@@ -301,4 +315,11 @@ func mib2(v float64, count int) string {
 		return "–"
 	}
 	return fmt.Sprintf("%.1f", v)
+}
+
+func yesNo(v bool) string {
+	if v {
+		return "yes"
+	}
+	return "**no**"
 }

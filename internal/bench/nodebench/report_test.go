@@ -54,6 +54,11 @@ func TestSummarize(t *testing.T) {
 	if start.P50 != 0.5 || exit.P99 != 0.5 || terminal.P50 != 0.5 {
 		t.Errorf("breakdown = start %+v, exit %+v, pod stop %+v; want 0.5 each", start, exit, terminal)
 	}
+	// Rest: 3, 5, 7, 15 against the Deployment's 5 / 8 plus the deployer
+	// pod's start 2 / 4: the p50 (5 ≤ 7) holds, the p99 (15 > 12) not.
+	if s.Rest.P50 != 5 || s.Rest.P99 != 15 || s.RestMet {
+		t.Errorf("rest %+v met %v, want p50 5, p99 15, not met", s.Rest, s.RestMet)
+	}
 	if s.PodPeakMiB.P50 != 11 || s.PodPeakMiB.Max != 13 || s.ContainerPeakMiB.Max != 11 || s.RSSMiB.P50 != 7 {
 		t.Errorf("memory = pod %+v, container %+v, rss %+v; want pod p50 11 max 13, container max 11, rss p50 7",
 			s.PodPeakMiB, s.ContainerPeakMiB, s.RSSMiB)
@@ -70,6 +75,7 @@ func TestWriteMarkdown(t *testing.T) {
 		"| trigger → deployer pod Running (s) | 2.00 | 4.00 | – | – | – | – | 4 / 0 |",
 		"| trigger → Complete (s) | 10.00 | 20.00 | 5.00 | 8.00 | 2.00 | 2.50 | 4 / 4 |",
 		"make its deployer pause 5 s in each rollout",
+		"less the prescribed 5 s (p50 5.00 s, p99 15.00 s) ≤ the Deployment's trigger → Complete + the deployer pod's start (trigger → Running): 7.00 s, 12.00 s. Met: **no**.",
 		"| pod peak (memory.max_usage_in_bytes of the pod: deployer + pause, page cache included) | 11.0 | 13.0 | 4 |",
 		"| 5 | DeploymentConfig |  |  | 0.00 |  | rollout web-dc-6 failed |",
 		"| 2 | DeploymentConfig | 2.00 | 9.00 | 10.00 | 11.0 |  |",

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -59,41 +60,96 @@ func writeThroughput(b *strings.Builder, r *Report) {
 		return
 	}
 	b.WriteString("## 1. Rollout throughput\n\n")
-	b.WriteString("Wall time from the first create (or template change) to the last rollout's completion. Ratio = DC / Deployment; below 1 means DeploymentConfigs finished first.\n\n")
-	b.WriteString("| N | phase | DC | Deployment | ratio | DC trigger→complete p50 / p99 | Deployment p50 / p99 | failed (DC / Deployment) |\n")
-	b.WriteString("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	b.WriteString("Wall time from the first create (or template change) to the last rollout's completion. Ratio = DC / Deployment; below 1 means DeploymentConfigs finished first. " +
+		"Each repeat runs both systems one after the other; which goes first alternates from one repeat to the next.\n\n")
+	b.WriteString("| N | phase | repeat (first) | DC | Deployment | ratio | DC trigger→complete p50 / p99 | Deployment p50 / p99 | failed (DC / Deployment) |\n")
+	b.WriteString("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, t := range r.Throughput {
-		fmt.Fprintf(b, "| %d | %s | %.1f s | %.1f s | **%.2f** | %.1f / %.1f s | %.1f / %.1f s | %d / %d |\n",
-			t.N, t.Phase, t.DC.Seconds, t.Deployment.Seconds, t.Ratio,
+		fmt.Fprintf(b, "| %d | %s | %s | %.1f s | %.1f s | **%.2f** | %.1f / %.1f s | %.1f / %.1f s | %d / %d |\n",
+			t.N, t.Phase, repeatLabel(t.Repeat, t.First), t.DC.Seconds, t.Deployment.Seconds, t.Ratio,
 			t.DC.Complete.P50, t.DC.Complete.P99, t.Deployment.Complete.P50, t.Deployment.Complete.P99,
 			t.DC.Failed, t.Deployment.Failed)
 	}
 	b.WriteString("\n")
+	if len(r.Spreads) == 0 {
+		return
+	}
+	b.WriteString("Over the repeats (min / median / max; the targets read the median):\n\n")
+	b.WriteString("| N | phase | repeats | order (first system per repeat) | DC s | Deployment s | ratio |\n")
+	b.WriteString("| ---: | --- | ---: | --- | ---: | ---: | ---: |\n")
+	for _, s := range r.Spreads {
+		fmt.Fprintf(b, "| %d | %s | %d | %s | %s | %s | %s |\n", s.N, s.Phase, s.Repeats, orders(s.First),
+			spread(s.DC, "%.1f"), spread(s.Deployment, "%.1f"), spread(s.Ratio, "%.2f"))
+	}
+	b.WriteString("\n")
+}
+
+// repeatLabel names a repeat and the system that went first in it.
+func repeatLabel(repeat int, first string) string {
+	if repeat == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%d (%s first)", repeat, shortSystem(first))
+}
+
+// shortSystem abbreviates a system's name for narrow columns.
+func shortSystem(s string) string {
+	if s == SystemDC {
+		return "DC"
+	}
+	return s
+}
+
+// orders lists the first system of each repeat.
+func orders(first []string) string {
+	parts := make([]string, len(first))
+	for i, f := range first {
+		parts[i] = fmt.Sprintf("%d: %s", i+1, shortSystem(f))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// spread formats a min / median / max.
+func spread(s stats.Spread, format string) string {
+	if s.Count == 0 {
+		return "—"
+	}
+	return fmt.Sprintf(format+" / "+format+" / "+format, s.Min, s.Median, s.Max)
 }
 
 func writeAPICost(b *strings.Builder, r *Report) {
 	if len(r.APICost) == 0 {
 		return
 	}
+	pooled := PoolCosts(r.APICost)
 	b.WriteString("## 2. API cost (audit log)\n\n")
-	b.WriteString("Writes (create, update, patch, delete) per rollout in the scenario's namespace, by actor; from the API server's audit log. " +
+	b.WriteString("Writes (create, update, patch, delete) per rollout in the scenario's namespace, by actor; from the API server's audit log, over all repeats. " +
 		"Columns: objects (workload objects, status and scale), app pods (create, binding, status, delete of the application's pods), " +
-		"deployer pods, events. Conflicts (409) are counted in the writes and shown apart.\n\n")
-	b.WriteString("| N | phase | system | writes/rollout excl. pods | excl. pods and events | all writes/rollout | ratio DC/Deployment (excl. pods) |\n")
-	b.WriteString("| ---: | --- | --- | ---: | ---: | ---: | ---: |\n")
-	for _, c := range r.APICost {
+		"deployer pods (their create, binding, status, their kubelet's writes), events. Conflicts (409) are counted in the writes and shown apart. " +
+		"**Writes of the rollout** (issue 18, the targets' measure) are all of them but the app pods'.\n\n")
+	b.WriteString("| N | phase | system | repeats | writes of the rollout / rollout | ratio DC/Deployment | excl. all pods (issue 7) | excl. pods and events | all writes/rollout |\n")
+	b.WriteString("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, c := range pooled {
 		t := c.Totals()
 		ratio := "—"
 		if c.System == SystemDC {
-			if dep, ok := findCost(r, c.N, c.Phase, SystemDeployment); ok && dep.WritesExclPods() > 0 {
-				ratio = fmt.Sprintf("**%.2f**", c.WritesExclPods()/dep.WritesExclPods())
+			if dep, ok := findPooled(pooled, c.N, c.Phase, SystemDeployment); ok && dep.RolloutWrites() > 0 {
+				ratio = fmt.Sprintf("**%.2f**", c.RolloutWrites()/dep.RolloutWrites())
 			}
 		}
-		fmt.Fprintf(b, "| %d | %s | %s | %.2f | %.2f | %.2f | %s |\n", c.N, c.Phase, c.System,
-			c.WritesExclPods(), c.PerRollout(t.Objects), c.PerRollout(t.Writes()), ratio)
+		fmt.Fprintf(b, "| %d | %s | %s | %d | %.2f | %s | %.2f | %.2f | %.2f |\n", c.N, c.Phase, c.System, c.Repeats,
+			c.RolloutWrites(), ratio, c.WritesExclPods(), c.PerRollout(t.Objects), c.PerRollout(t.Writes()))
 	}
 	b.WriteString("\n")
-	for _, c := range r.APICost {
+	if len(r.WriteSpreads) > 0 {
+		b.WriteString("Writes of the rollout per rollout over the repeats (min / median / max):\n\n")
+		b.WriteString("| N | phase | DC | Deployment | ratio |\n| ---: | --- | ---: | ---: | ---: |\n")
+		for _, w := range r.WriteSpreads {
+			fmt.Fprintf(b, "| %d | %s | %s | %s | %s |\n", w.N, w.Phase, spread(w.DC, "%.2f"), spread(w.Deployment, "%.2f"), spread(w.Ratio, "%.2f"))
+		}
+		b.WriteString("\n")
+	}
+	for _, c := range pooled {
 		fmt.Fprintf(b, "### %s, %s, N=%d (per rollout)\n\n", c.System, c.Phase, c.N)
 		b.WriteString("| actor | objects | app pods | deployer pods | events | total | conflicts | reads | top writes (total) |\n")
 		b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
@@ -106,7 +162,46 @@ func writeAPICost(b *strings.Builder, r *Report) {
 				c.PerRollout(a.Writes()), c.PerRollout(a.Conflicts), c.PerRollout(a.Reads), topWrites(a, 4))
 		}
 		b.WriteString("\n")
+		writePurposes(b, c)
 	}
+}
+
+// findPooled returns one system's pooled cost of a phase.
+func findPooled(pooled []APICost, n int, phase, system string) (APICost, bool) {
+	i := slices.IndexFunc(pooled, func(c APICost) bool { return c.N == n && c.Phase == phase && c.System == system })
+	if i < 0 {
+		return APICost{}, false
+	}
+	return pooled[i], true
+}
+
+// writePurposes lists every write of the rollout (all but the app pods')
+// by actor, verb and resource, with what it is for.
+func writePurposes(b *strings.Builder, c APICost) {
+	b.WriteString("Writes of the rollout, what each is for:\n\n")
+	b.WriteString("| actor | verb | resource | per rollout | purpose |\n| --- | --- | --- | ---: | --- |\n")
+	for _, a := range c.Actors {
+		for _, key := range slices.Sorted(maps.Keys(a.RolloutWrites)) {
+			resource, verb := splitKey(key)
+			purpose := audit.Purpose(a.Actor, key)
+			if purpose == "" {
+				purpose = "(unexpected: not a write of this benchmark's rollouts)"
+			}
+			fmt.Fprintf(b, "| %s | %s | %s | %.2f | %s |\n", a.Actor, verb, resource, c.PerRollout(a.RolloutWrites[key]), purpose)
+		}
+	}
+	b.WriteString("\n")
+}
+
+// splitKey splits a WriteKey into its resource (with the deployer pod mark)
+// and its verb.
+func splitKey(key string) (resource, verb string) {
+	mark := ""
+	if k, ok := strings.CutSuffix(key, audit.DeployerPodMark); ok {
+		key, mark = k, audit.DeployerPodMark
+	}
+	resource, verb, _ = strings.Cut(key, " ")
+	return resource + mark, verb
 }
 
 // topWrites lists an actor's most frequent writes.
@@ -147,6 +242,38 @@ func writeLatency(b *strings.Builder, r *Report) {
 		fmt.Fprintf(b, "| %s | %s | %d | %s | %s |\n", l.System, l.Load, l.ToComplete.Count, summary(l.ToDeployerPod), summary(l.ToComplete))
 	}
 	b.WriteString("\n")
+	writeIdleSplit(b, r)
+}
+
+// writeIdleSplit splits the idle rollouts' time into what the DC's own
+// settings prescribe and the rest (issue 18).
+func writeIdleSplit(b *strings.Builder, r *Report) {
+	var rows []Latency
+	for _, l := range r.Latency {
+		if l.InFlight == 1 && !l.Probes && l.ToComplete.Count > 0 {
+			rows = append(rows, l)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	b.WriteString("One rollout at a time on an idle cluster, split: *prescribed* is what the DC's own settings make its deployer sleep " +
+		"(updatePeriodSeconds after each scale-up, intervalSeconds between steps); *rest* is trigger → complete less that; " +
+		"*deployer pod start* is trigger → the first status its kubelet wrote. Target: rest ≤ the Deployment's trigger → complete + the deployer pod's start.\n\n")
+	b.WriteString("| system | rollouts | trigger → complete p50 / p99 | prescribed | rest p50 / p99 | deployer pod start p50 / p99 |\n")
+	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, l := range rows {
+		rest, start := "—", "—"
+		if l.Rest.Count > 0 {
+			rest = fmt.Sprintf("%.2f / %.2f s", l.Rest.P50, l.Rest.P99)
+		}
+		if l.ToDeployerStart.Count > 0 {
+			start = fmt.Sprintf("%.2f / %.2f s", l.ToDeployerStart.P50, l.ToDeployerStart.P99)
+		}
+		fmt.Fprintf(b, "| %s | %d | %.2f / %.2f s | %.1f s | %s | %s |\n", l.System, l.ToComplete.Count,
+			l.ToComplete.P50, l.ToComplete.P99, l.PrescribedSeconds, rest, start)
+	}
+	b.WriteString("\n")
 }
 
 // summary formats the percentiles of a latency summary.
@@ -177,6 +304,14 @@ func writeFootprint(b *strings.Builder, r *Report) {
 			fmt.Fprintf(b, "| %d | %d | %d | %d | %s | %s | %s | %.1f | %.0f | %d | %.1f KB | %s |\n", f.DCs, f.Revisions, f.RCs, f.DeployerPods,
 				MB(f.Usage.PeakRSSBytes), MB(f.Usage.RSSBytes), MB(f.HeapBytes), f.Usage.CPUSeconds, f.SyncSeconds, f.Writes,
 				float64(f.Usage.PeakRSSBytes)/float64(max(f.DCs, 1))/1024, marginal)
+		}
+		b.WriteString("\n")
+		for _, f := range r.Footprint {
+			if f.Created == 0 {
+				continue
+			}
+			fmt.Fprintf(b, "- %d DCs: pod templates cycled from %d of the compat corpus, %d replicas each; dc-bench made %d objects (and status writes) in %.0f s, **%.0f/s**, with %d client(s), each rate-limited on its own.\n",
+				f.DCs, f.Templates, f.Replicas, f.Created, f.CreateSeconds, stats.Ratio(float64(f.Created), f.CreateSeconds), f.Clients)
 		}
 		b.WriteString("\n")
 	}
@@ -215,6 +350,7 @@ func writeSettings(b *strings.Builder, r *Report) {
 	b.WriteString("## Settings\n\n")
 	rows := [][2]string{
 		{"sizes (N)", ints(s.Sizes)},
+		{"repeats", fmt.Sprintf("%d per size, the system that goes first alternating (odd repeats DC first)", s.Repeat)},
 		{"replicas per DC / Deployment", fmt.Sprint(s.Replicas)},
 		{"strategy (both)", s.Strategy},
 		{"fake (kwok) nodes", fmt.Sprint(s.Nodes)},

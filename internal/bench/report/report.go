@@ -33,11 +33,15 @@ type Report struct {
 	Versions Versions         `json:"versions"`
 	Settings Settings         `json:"settings"`
 
-	Throughput []Throughput `json:"throughput"`
-	APICost    []APICost    `json:"apiCost"`
-	Latency    []Latency    `json:"latency"`
-	Footprint  []Footprint  `json:"footprint"`
-	Reference  *Reference   `json:"reference,omitempty"`
+	// Throughput and APICost have one entry per repeat; Spreads and
+	// WriteSpreads sum them up over the repeats (see Summarize).
+	Throughput   []Throughput       `json:"throughput"`
+	APICost      []APICost          `json:"apiCost"`
+	Spreads      []ThroughputSpread `json:"spreads,omitempty"`
+	WriteSpreads []WritesSpread     `json:"writeSpreads,omitempty"`
+	Latency      []Latency          `json:"latency"`
+	Footprint    []Footprint        `json:"footprint"`
+	Reference    *Reference         `json:"reference,omitempty"`
 	// Controller is dc-controller's resource use during the rollout
 	// scenarios (one process for all of them).
 	Controller *procstat.Usage `json:"controller,omitempty"`
@@ -61,6 +65,7 @@ type Versions struct {
 // Settings are the knobs of the run.
 type Settings struct {
 	Sizes              []int   `json:"sizes"`
+	Repeat             int     `json:"repeat"`
 	Replicas           int32   `json:"replicas"`
 	Nodes              int     `json:"nodes"`
 	Strategy           string  `json:"strategy"`
@@ -108,8 +113,12 @@ type Run struct {
 
 // Throughput is one phase at one size, both systems.
 type Throughput struct {
-	N          int     `json:"n"`
-	Phase      string  `json:"phase"`
+	N     int    `json:"n"`
+	Phase string `json:"phase"`
+	// Repeat numbers the repeat (from 1); First names the system that ran
+	// first in it (the order alternates from one repeat to the next).
+	Repeat     int     `json:"repeat,omitempty"`
+	First      string  `json:"first,omitempty"`
 	DC         Run     `json:"dc"`
 	Deployment Run     `json:"deployment"`
 	Ratio      float64 `json:"ratio"`
@@ -117,9 +126,13 @@ type Throughput struct {
 
 // APICost is the writes of one system's phase, by actor.
 type APICost struct {
-	N        int                `json:"n"`
-	Phase    string             `json:"phase"`
-	System   string             `json:"system"`
+	N      int    `json:"n"`
+	Phase  string `json:"phase"`
+	System string `json:"system"`
+	// Repeat numbers the repeat (from 1); pooled costs (PoolCosts) have
+	// none and count the Repeats they add up.
+	Repeat   int                `json:"repeat,omitempty"`
+	Repeats  int                `json:"repeats,omitempty"`
 	Rollouts int                `json:"rollouts"`
 	Actors   []audit.ActorCount `json:"actors"`
 }
@@ -143,7 +156,18 @@ func (c APICost) PerRollout(n int) float64 {
 	return stats.Ratio(float64(n), float64(c.Rollouts))
 }
 
-// WritesExclPods is the target's measure: writes per rollout, pods (the
+// RolloutWrites is issue 18's measure: writes per rollout of everything
+// but the application's pods (their create, binding, status and delete):
+// the deployer pod's writes and its kubelet's, events, objects and status.
+func (c APICost) RolloutWrites() float64 {
+	n := 0
+	for _, a := range c.Actors {
+		n += a.RolloutWriteCount()
+	}
+	return c.PerRollout(n)
+}
+
+// WritesExclPods is the earlier measure (issue 7): writes per rollout, pods (the
 // application's and the deployers') excluded, events included.
 func (c APICost) WritesExclPods() float64 {
 	t := c.Totals()
@@ -169,6 +193,15 @@ type Latency struct {
 	ToDeployerPod stats.Summary `json:"toDeployerPod"`
 	// ToComplete is from the trigger to the rollout's completion.
 	ToComplete stats.Summary `json:"toComplete"`
+	// ToDeployerStart is from the trigger to the deployer pod's start: the
+	// first status its kubelet (on kwok the pod runtime) wrote for it.
+	ToDeployerStart stats.Summary `json:"toDeployerStart"`
+	// PrescribedSeconds is how long the DC's own settings make its deployer
+	// sleep (updatePeriodSeconds after each scale-up, intervalSeconds
+	// between steps), and Rest each rollout's ToComplete less that: the
+	// time the user waits for deployconfig rather than for the settings.
+	PrescribedSeconds float64       `json:"prescribedSeconds,omitempty"`
+	Rest              stats.Summary `json:"rest"`
 }
 
 // Footprint is dc-controller's resource use with a number of DCs.
@@ -185,6 +218,16 @@ type Footprint struct {
 	HeapBytes uint64 `json:"heapBytes"`
 	// Writes is what the controller wrote while it synced.
 	Writes int `json:"writes"`
+	// Templates is the number of compat-corpus pod templates the DCs
+	// cycle through; Replicas each DC's.
+	Templates int   `json:"templates,omitempty"`
+	Replicas  int32 `json:"replicas"`
+	// Created is the objects dc-bench made for this size (DCs, RCs,
+	// pods, their status writes), CreateSeconds how long that took and
+	// Clients how many rate-limited clients made them.
+	Created       int     `json:"created,omitempty"`
+	CreateSeconds float64 `json:"createSeconds,omitempty"`
+	Clients       int     `json:"clients,omitempty"`
 }
 
 // Reference is what the cluster itself can do.
@@ -199,8 +242,9 @@ type Reference struct {
 // Floor is the least time kube-controller-manager's RC (or RS) manager
 // needs for a phase: the pod writes it must make divided by its client QPS.
 type Floor struct {
-	N     int    `json:"n"`
-	Phase string `json:"phase"`
+	N      int    `json:"n"`
+	Phase  string `json:"phase"`
+	Repeat int    `json:"repeat,omitempty"`
 	// PodWrites is the pod creates and deletes the phase needs, with
 	// those of the Probes probe rollouts that ran during it.
 	PodWrites int     `json:"podWrites"`

@@ -62,3 +62,29 @@ func Ratio(a, b float64) float64 {
 	}
 	return a / b
 }
+
+// Spread is how a figure varied over the repeats of a run: its smallest,
+// median and largest value. With an even count the median is the mean of
+// the two middle values (with 2 repeats, their mean).
+type Spread struct {
+	Count  int     `json:"count"`
+	Min    float64 `json:"min"`
+	Median float64 `json:"median"`
+	Max    float64 `json:"max"`
+}
+
+// SpreadOf returns the spread of values; the zero Spread when there are
+// none. values is not modified.
+func SpreadOf(values []float64) Spread {
+	if len(values) == 0 {
+		return Spread{}
+	}
+	sorted := slices.Clone(values)
+	slices.Sort(sorted)
+	n := len(sorted)
+	median := sorted[n/2]
+	if n%2 == 0 {
+		median = (sorted[n/2-1] + sorted[n/2]) / 2
+	}
+	return Spread{Count: n, Min: sorted[0], Median: median, Max: sorted[n-1]}
+}

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -73,5 +74,29 @@ func TestRatio(t *testing.T) {
 	}
 	if got := Ratio(3, 0); got != 0 {
 		t.Errorf("Ratio(3, 0) = %v, want 0", got)
+	}
+}
+
+func TestSpreadOf(t *testing.T) {
+	tests := []struct {
+		name   string
+		values []float64
+		want   Spread
+	}{
+		{"none", nil, Spread{}},
+		{"one", []float64{4}, Spread{Count: 1, Min: 4, Median: 4, Max: 4}},
+		{"three unsorted", []float64{9, 1, 5}, Spread{Count: 3, Min: 1, Median: 5, Max: 9}},
+		{"even count takes the middle two's mean", []float64{4, 1, 3, 10}, Spread{Count: 4, Min: 1, Median: 3.5, Max: 10}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := slices.Clone(tt.values)
+			if got := SpreadOf(tt.values); got != tt.want {
+				t.Errorf("SpreadOf(%v) = %+v, want %+v", tt.values, got, tt.want)
+			}
+			if !slices.Equal(in, tt.values) {
+				t.Errorf("values changed to %v", tt.values)
+			}
+		})
 	}
 }

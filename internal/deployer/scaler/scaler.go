@@ -1,5 +1,5 @@
-// Package scaler scales a deployment's ReplicationController through its
-// scale subresource and waits, by watching, for the result: the pods to
+// Package scaler scales a deployment's ReplicationController (through its
+// scale subresource, or with a patch that also records the count) and waits, by watching, for the result: the pods to
 // exist, to be available, or to be gone.
 package scaler
 
@@ -58,15 +58,12 @@ func (s *Scaler) Get(ctx context.Context, name string) (*corev1.ReplicationContr
 	return rc, nil
 }
 
-// Scale sets the RC's replicas to n through its scale subresource, records
-// n as the deployer's last replica count, then waits for the RC manager to
-// have made (or removed) the pods, failing only when the RC's counts stand
-// still for timeout. It returns the RC as last seen.
+// Scale sets the RC's replicas to n and records n as the deployer's last
+// replica count, in one write, then waits for the RC manager to have made
+// (or removed) the pods, failing only when the RC's counts stand still for
+// timeout. It returns the RC as last seen.
 func (s *Scaler) Scale(ctx context.Context, name string, n int32, timeout time.Duration) (*corev1.ReplicationController, error) {
-	if err := s.setScale(ctx, name, n); err != nil {
-		return nil, err
-	}
-	if err := s.recordReplicas(ctx, name, n); err != nil {
+	if err := s.setAndRecord(ctx, name, n); err != nil {
 		return nil, err
 	}
 	return s.WaitReplicas(ctx, name, n, timeout)
@@ -99,13 +96,17 @@ func (s *Scaler) setScale(ctx context.Context, name string, n int32) error {
 	return nil
 }
 
-// recordReplicas keeps the last replica count the deployer set in the RC's
-// annotation.
-func (s *Scaler) recordReplicas(ctx context.Context, name string, n int32) error {
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, dcv1.DeploymentReplicasAnnotation, strconv.Itoa(int(n)))
+// setAndRecord sets the RC's replicas and keeps n in its replicas
+// annotation with one merge patch. A scale update and an annotation patch
+// would be two writes for one count (issue 18 counts every write of a
+// rollout). Like setScale the patch carries no resourceVersion, so it
+// needs no read first and never conflicts: the deployer is the only writer
+// of a running deployment's replicas, and setting a count is safe to repeat.
+func (s *Scaler) setAndRecord(ctx context.Context, name string, n int32) error {
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}},"spec":{"replicas":%d}}`, dcv1.DeploymentReplicasAnnotation, strconv.Itoa(int(n)), n)
 	_, err := s.client.CoreV1().ReplicationControllers(s.namespace).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 	if err != nil {
-		return fmt.Errorf("annotate replicationcontroller %s/%s with %d replicas: %w", s.namespace, name, n, err)
+		return fmt.Errorf("scale replicationcontroller %s/%s to %d: %w", s.namespace, name, n, err)
 	}
 	return nil
 }
