@@ -41,22 +41,7 @@ func TestServerRefusesInvalidStepsAndBlueGreen(t *testing.T) {
 		{name: "activeDeadlineSeconds below the BlueGreen timeout", strategy: "BlueGreen", params: "    activeDeadlineSeconds: 100\n    blueGreenParams:\n      activeService: web\n      timeoutSeconds: 200",
 			wantField: "spec.strategy.activeDeadlineSeconds", wantMessage: "must be greater than the strategy's timeoutSeconds"},
 	}
-	ns := newNamespace(t)
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx := testContext(t, time.Minute)
-			obj := mustUnstructured(t, tc.manifest())
-			obj.SetNamespace(ns)
-			err := cluster.client.Create(ctx, obj)
-			if err == nil {
-				t.Fatalf("the API server accepted the DeploymentConfig:\n%s", tc.manifest())
-			}
-			msg := err.Error()
-			if !strings.Contains(msg, tc.wantField) || !strings.Contains(msg, tc.wantMessage) {
-				t.Errorf("error does not name %q with %q:\n%s", tc.wantField, tc.wantMessage, msg)
-			}
-		})
-	}
+	expectRefused(t, cases)
 }
 
 // TestServerAcceptsStepsAndBlueGreen checks that valid canary steps and a

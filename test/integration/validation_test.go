@@ -137,6 +137,13 @@ func TestServerRefusesInvalid(t *testing.T) {
 		{name: "ImageChange from an unknown kind", triggers: "  - type: ImageChange\n    imageChangeParams:\n      containerNames: [web]\n      from: {kind: Registry, name: x}",
 			wantField: "spec.triggers[0].imageChangeParams.from.kind", wantMessage: "supported values"},
 	}
+	expectRefused(t, cases)
+}
+
+// expectRefused creates each case's DeploymentConfig and checks that the API
+// server refuses it with an error naming the case's field and message.
+func expectRefused(t *testing.T, cases []invalidCase) {
+	t.Helper()
 	ns := newNamespace(t)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
