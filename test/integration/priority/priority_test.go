@@ -139,6 +139,17 @@ func TestNewRolloutJumpsTheQueues(t *testing.T) {
 			return exists(ctx, c, ns, deployment.DeployerPodName(deployment.Name(name, 1)))
 		})
 	}
+	// A deployer pod that has not started moves its deployment to Pending
+	// only after a grace (the controller's delayed requeue, which the queue
+	// depth does not show): wait for it, so that what follows is the
+	// bookkeeping of running rollouts and not their start.
+	for _, name := range names {
+		waitFor(t, "deployment "+name+" Pending", func(ctx context.Context) (bool, error) {
+			rc := &corev1.ReplicationController{}
+			err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: deployment.Name(name, 1)}, rc)
+			return err == nil && deployment.Phase(rc) == dcv1.DeploymentPhasePending, err
+		})
+	}
 	setPodPhase(ctx, t, c, ns, deployment.DeployerPodName(deployment.Name("probe", 1)), corev1.PodSucceeded)
 	waitFor(t, "the probe's first rollout", func(ctx context.Context) (bool, error) {
 		rc := &corev1.ReplicationController{}
