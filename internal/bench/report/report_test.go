@@ -133,6 +133,9 @@ func TestEvaluateTargetsOtherSizes(t *testing.T) {
 	if !strings.Contains(got[7].Got, "500 DCs (target is for 5000)") || !strings.Contains(got[8].Got, "500 DCs (target is for 20000)") {
 		t.Errorf("smaller footprint not flagged: %q, %q", got[7].Got, got[8].Got)
 	}
+	if got[7].Met != nil || got[8].Met != nil {
+		t.Errorf("a footprint of 500 DCs judged the targets at 5000 and 20000 (%s, %s)", metWord(got[7].Met), metWord(got[8].Met))
+	}
 }
 
 func TestWriteMarkdown(t *testing.T) {
