@@ -131,7 +131,7 @@ func (r *Rollout) setSelector(ctx context.Context, service string, selector map[
 		values[k] = nil
 	}
 	for k, v := range selector {
-		values[k] = ptrTo(v)
+		values[k] = new(v)
 	}
 	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"selector": values}})
 	if err != nil {
@@ -179,11 +179,11 @@ func (r *Rollout) awaitPromotion(ctx context.Context, params *dcv1.BlueGreenDepl
 		return to, nil
 	}
 	dcName := to.Annotations[dcv1.DeploymentConfigAnnotation]
-	values := map[string]*string{dcv1.DeploymentPausedSinceAnnotation: ptrTo(r.now().UTC().Format(time.RFC3339))}
+	values := map[string]*string{dcv1.DeploymentPausedSinceAnnotation: new(r.now().UTC().Format(time.RFC3339))}
 	waitCtx := ctx
 	if s := params.AutoPromotionSeconds; s != nil {
 		d := time.Duration(*s) * time.Second
-		values[dcv1.DeploymentPauseDurationAnnotation] = ptrTo(d.String())
+		values[dcv1.DeploymentPauseDurationAnnotation] = new(d.String())
 		var cancel context.CancelFunc
 		waitCtx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()

@@ -234,12 +234,12 @@ func (r *Rollout) pauseStep(ctx context.Context, pause *dcv1.RolloutPause, k, n 
 	if t, err := time.Parse(time.RFC3339, p.to.Annotations[dcv1.DeploymentPausedSinceAnnotation]); err == nil && resumeStep(p.to, n) == k-1 {
 		since = t
 	}
-	values := map[string]*string{dcv1.DeploymentPausedSinceAnnotation: ptrTo(since.UTC().Format(time.RFC3339))}
+	values := map[string]*string{dcv1.DeploymentPausedSinceAnnotation: new(since.UTC().Format(time.RFC3339))}
 	waitCtx := ctx
 	dcName := p.to.Annotations[dcv1.DeploymentConfigAnnotation]
 	if pause.Duration != nil {
 		d := pause.Duration.Duration
-		values[dcv1.DeploymentPauseDurationAnnotation] = ptrTo(d.String())
+		values[dcv1.DeploymentPauseDurationAnnotation] = new(d.String())
 		var cancel context.CancelFunc
 		waitCtx, cancel = context.WithDeadline(ctx, since.Add(d))
 		defer cancel()
@@ -285,5 +285,3 @@ func (r *Rollout) analysisStep(ctx context.Context, a *dcv1.Analysis, k, n int, 
 	p.to = fresh
 	return nil
 }
-
-func ptrTo[T any](v T) *T { return &v }
