@@ -183,17 +183,24 @@ func podsOf(t *testing.T, ns, rc string) []corev1.Pod {
 // cluster's network namespace.
 func get(t *testing.T, pod corev1.Pod, path string) (int, string) {
 	t.Helper()
+	return getAddr(t, pod.Status.PodIP, path)
+}
+
+// getAddr is an HTTP GET of the sample application at an IP address,
+// sent from inside the cluster's network namespace.
+func getAddr(t *testing.T, addr, path string) (int, string) {
+	t.Helper()
 	transport := &http.Transport{DialContext: realnode.Dialer{Netns: suite.cluster.NetnsPath()}.DialContext}
 	defer transport.CloseIdleConnections()
 	httpClient := &http.Client{Transport: transport, Timeout: 10 * time.Second}
-	resp, err := httpClient.Get(fmt.Sprintf("http://%s:%d%s", pod.Status.PodIP, appPort, path))
+	resp, err := httpClient.Get(fmt.Sprintf("http://%s:%d%s", addr, appPort, path))
 	if err != nil {
-		t.Fatalf("GET %s of pod %s: %v", path, pod.Name, err)
+		t.Fatalf("GET %s of %s: %v", path, addr, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatalf("GET %s of pod %s: %v", path, pod.Name, err)
+		t.Fatalf("GET %s of %s: %v", path, addr, err)
 	}
 	return resp.StatusCode, string(body)
 }
