@@ -101,13 +101,15 @@ func parseFlags(args []string) (config, error) {
 	probes := fs.Int("probes", o.Probes, "probe rollouts in each throughput phase, triggered one at a time once its N rollouts have started (0: none)")
 	fs.DurationVar(&o.ProbeInterval, "probe-interval", o.ProbeInterval, "time between two probes' triggers")
 	footprint := fs.String("footprint-sizes", joinInts(o.FootprintSizes), "DC counts of the footprint scenario, comma-separated")
-	fs.IntVar(&o.FootprintRevisions, "footprint-revisions", o.FootprintRevisions, "revisions each DC of the footprint scenario keeps")
+	revisions := fs.String("footprint-revisions", joinInts(o.FootprintRevisions), "revisions each DC of the footprint scenario keeps: one value, or one per footprint size for the DCs added to reach it")
 	fs.IntVar(&o.FootprintClients, "footprint-clients", o.FootprintClients, "clients (each with its own rate limit) making the footprint's objects; 1 is how it was before issue 18")
 	fs.StringVar(&o.CompatDir, "compat-dir", "", "the compat corpus whose pod templates the footprint DCs cycle through (default: $DC_COMPAT_DIR or ROOT/../shared/compat)")
 	fs.IntVar(&o.RawCreates, "raw-creates", o.RawCreates, "RC creates of the raw write throughput")
 	fs.IntVar(&o.RawConcurrency, "raw-concurrency", o.RawConcurrency, "concurrent clients of the raw write throughput")
 	fs.Float64Var(&o.ControllerQPS, "controller-qps", o.ControllerQPS, "dc-controller's client QPS (kube-controller-manager's default)")
 	fs.IntVar(&o.ControllerBurst, "controller-burst", o.ControllerBurst, "dc-controller's client burst (kube-controller-manager's default)")
+	fs.Float64Var(&o.KCMQPS, "kcm-qps", o.KCMQPS, "kube-controller-manager's client QPS (0: its default, 20); raise --controller-qps with it")
+	fs.IntVar(&o.KCMBurst, "kcm-burst", o.KCMBurst, "kube-controller-manager's client burst (0: its default, 30)")
 	fs.IntVar(&o.ControllerWorkers, "controller-workers", o.ControllerWorkers, "dc-controller's workers per controller")
 	fs.Float64Var(&o.BenchQPS, "bench-qps", o.BenchQPS, "dc-bench's own client QPS")
 	fs.DurationVar(&o.PhaseTimeout, "phase-timeout", o.PhaseTimeout, "how long one phase may take")
@@ -128,6 +130,8 @@ func parseFlags(args []string) (config, error) {
 			o.Sizes, err = parseInts(*sizes)
 		case "footprint-sizes":
 			o.FootprintSizes, err = parseInts(*footprint)
+		case "footprint-revisions":
+			o.FootprintRevisions, err = parseInts(*revisions)
 		case "probes":
 			o.Probes = *probes
 		case "repeat":
@@ -201,7 +205,7 @@ func parseInts(s string) ([]int, error) {
 	for _, part := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(part))
 		if err != nil {
-			return nil, fmt.Errorf("invalid size %q", part)
+			return nil, fmt.Errorf("invalid number %q in a comma-separated list", part)
 		}
 		out = append(out, n)
 	}

@@ -15,15 +15,15 @@ import (
 )
 
 // Client settings of the components dc-bench does not configure, stated
-// in the report: kube-controller-manager's defaults (kwokctl passes none),
-// and what the pod runtime gives each deployer (client-go's defaults, as
+// in the report: kube-controller-manager's defaults (kwokctl passes none
+// unless Options.KCMQPS or KCMBurst say otherwise), and what the pod runtime gives each deployer (client-go's defaults, as
 // the dc-deploy binary has in a deployer pod).
 const (
-	kcmQPS         = 20
-	kcmBurst       = 30
-	kcmConcurrency = "--concurrent-rc-syncs, --concurrent-replicaset-syncs and --concurrent-deployment-syncs 5 (defaults)"
-	deployerQPS    = 5
-	deployerBurst  = 10
+	kcmDefaultQPS   = 20
+	kcmDefaultBurst = 30
+	kcmConcurrency  = "--concurrent-rc-syncs, --concurrent-replicaset-syncs and --concurrent-deployment-syncs 5 (defaults)"
+	deployerQPS     = 5
+	deployerBurst   = 10
 )
 
 // ledger is what the audit log says about the run.
@@ -288,7 +288,7 @@ func (r *runner) floor(l *ledger, n, repeat int, phase string) (report.Floor, bo
 		probes = len(p.Triggers)
 	}
 	pods += probes * 2 * int(r.o.Replicas)
-	f := report.Floor{N: n, Phase: phase, Repeat: repeat, PodWrites: pods, Probes: probes, QPS: kcmQPS, Seconds: float64(pods) / kcmQPS, DCSeconds: dc.Seconds()}
+	f := report.Floor{N: n, Phase: phase, Repeat: repeat, PodWrites: pods, Probes: probes, QPS: r.o.kcmQPS(), Seconds: float64(pods) / r.o.kcmQPS(), DCSeconds: dc.Seconds()}
 	if dep != nil {
 		f.DeploySeconds = dep.Seconds()
 	}
@@ -316,9 +316,9 @@ func settings(o Options) report.Settings {
 		Strategy:      "rolling, maxSurge 25%, maxUnavailable 25% (DC: Rolling with default updatePeriodSeconds 1, intervalSeconds 1, timeoutSeconds 600)",
 		ControllerQPS: o.ControllerQPS, ControllerBurst: o.ControllerBurst, ControllerWorkers: o.ControllerWorkers, ControllerGOGC: controllerGOGC(),
 		DeployerQPS: deployerQPS, DeployerBurst: deployerBurst,
-		KCMQPS: kcmQPS, KCMBurst: kcmBurst, KCMConcurrency: kcmConcurrency,
+		KCMQPS: o.kcmQPS(), KCMBurst: o.kcmBurst(), KCMConcurrency: kcmConcurrency,
 		BenchQPS: o.BenchQPS, LatencySamples: o.LatencySamples, Probes: o.Probes, ProbeInterval: o.ProbeInterval.Seconds(),
-		FootprintSizes: o.FootprintSizes, FootprintRevisions: o.FootprintRevisions,
+		FootprintSizes: o.FootprintSizes, FootprintRevisions: o.FootprintRevisions, KCMDefaults: o.KCMQPS == 0 && o.KCMBurst == 0,
 		RawCreates: o.RawCreates, RawConcurrency: o.RawConcurrency,
 		Audit: "kube-apiserver audit log, every request but watches at level Metadata, stage ResponseComplete",
 		Quick: o.Quick,

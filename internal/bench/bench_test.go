@@ -128,6 +128,43 @@ func TestOptions(t *testing.T) {
 	if err := bad.validate(); err != nil {
 		t.Errorf("no probes need no interval: %v", err)
 	}
+	for _, tc := range []struct {
+		sizes, revisions []int
+		wantErr          string
+		wantAt           []int
+	}{
+		{sizes: []int{5000, 20000}, revisions: []int{10}, wantAt: []int{10, 10}},
+		{sizes: []int{5000, 20000}, revisions: []int{10, 3}, wantAt: []int{10, 3}},
+		{sizes: []int{5000, 20000}, revisions: []int{10, 3, 2}, wantErr: "one per footprint size (2), got 3"},
+		{sizes: []int{5000, 20000}, revisions: []int{0}, wantErr: "at least 1, got 0"},
+		{sizes: []int{20000, 5000}, revisions: []int{10, 3}, wantErr: "increasing order"},
+	} {
+		r := o
+		r.FootprintSizes, r.FootprintRevisions = tc.sizes, tc.revisions
+		err := r.validate()
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("revisions %v at %v: error %v, want one saying %q", tc.revisions, tc.sizes, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("revisions %v at %v: %v", tc.revisions, tc.sizes, err)
+		}
+		for i, want := range tc.wantAt {
+			if got := r.RevisionsAt(i); got != want {
+				t.Errorf("revisions %v: RevisionsAt(%d) = %d, want %d", tc.revisions, i, got, want)
+			}
+		}
+	}
+	if args := o.kcmArgs(); len(args) != 0 {
+		t.Errorf("kube-controller-manager's defaults pass arguments: %v", args)
+	}
+	k := o
+	k.KCMQPS, k.KCMBurst = 100, 150
+	if args := strings.Join(k.kcmArgs(), " "); args != "kube-controller-manager=kube-api-qps=100 kube-controller-manager=kube-api-burst=150" {
+		t.Errorf("kcm args %q", args)
+	}
 	q := QuickOptions(DefaultOptions())
 	if !q.Quick || q.Sizes[0] >= 200 || q.FootprintSizes[len(q.FootprintSizes)-1] >= 1000 {
 		t.Errorf("quick options are not small: %+v", q)

@@ -55,7 +55,7 @@ type env struct {
 
 // newEnv creates a fresh cluster with the audit policy and the CRD.
 func newEnv(ctx context.Context, o Options) (*env, error) {
-	pg := playground.Options{Name: o.Name, BinDir: o.BinDir, Nodes: o.Nodes, Workdir: o.Workdir, Log: o.Log}
+	pg := playground.Options{Name: o.Name, BinDir: o.BinDir, Nodes: o.Nodes, Workdir: o.Workdir, Log: o.Log, ExtraArgs: o.kcmArgs()}
 	dir, err := pg.ClusterDir()
 	if err != nil {
 		return nil, err

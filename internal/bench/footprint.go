@@ -63,23 +63,26 @@ func (r *runner) footprint(ctx context.Context) error {
 		return err
 	}
 	have := 0
-	for _, size := range r.o.FootprintSizes {
+	rcs := 0
+	for i, size := range r.o.FootprintSizes {
+		revisions := r.o.RevisionsAt(i)
 		fmt.Fprintf(r.o.Log, "Footprint: making DCs %d..%d with %d revisions each (%d corpus templates, %d clients)...\n",
-			have, size-1, r.o.FootprintRevisions, len(templates), len(makers))
+			have, size-1, revisions, len(templates), len(makers))
 		start := time.Now()
 		var created atomic.Int64
 		err := parallel(ctx, size-have, 2*createWorkers, func(ctx context.Context, i int) error {
 			n := have + i
 			m := makers[n%len(makers)]
-			return r.populateDC(ctx, m, ns, objectName(n), templates[n%len(templates)], n%r.o.Nodes, &created)
+			return r.populateDC(ctx, m, ns, objectName(n), templates[n%len(templates)], revisions, n%r.o.Nodes, &created)
 		})
 		if err != nil {
 			return err
 		}
 		took := time.Since(start).Seconds()
 		fmt.Fprintf(r.o.Log, "  made %d objects in %.0f s (%.0f/s)\n", created.Load(), took, float64(created.Load())/took)
+		rcs += (size - have) * revisions
 		have = size
-		rec, err := r.measureController(ctx, size)
+		rec, err := r.measureController(ctx, size, revisions, rcs)
 		if err != nil {
 			return err
 		}
@@ -123,10 +126,10 @@ func (r *runner) ensureDeployerAccount(ctx context.Context, ns string) error {
 	return nil
 }
 
-// populateDC makes one DC as it stands after FootprintRevisions rollouts,
+// populateDC makes one DC as it stands after revs rollouts,
 // with a corpus template, through one maker; created counts the writes.
-func (r *runner) populateDC(ctx context.Context, m maker, ns, name string, tmpl corev1.PodTemplateSpec, node int, created *atomic.Int64) error {
-	revisions := int64(r.o.FootprintRevisions)
+func (r *runner) populateDC(ctx context.Context, m maker, ns, name string, tmpl corev1.PodTemplateSpec, revs, node int, created *atomic.Int64) error {
+	revisions := int64(revs)
 	dc := newDC(ns, name, r.o.FootprintReplicas)
 	withTemplate(dc, tmpl)
 	dc.Spec.Template.Annotations[revisionAnnotation] = strconv.FormatInt(revisions, 10)
@@ -135,7 +138,7 @@ func (r *runner) populateDC(ctx context.Context, m maker, ns, name string, tmpl 
 	}
 	created.Add(1)
 	for v := int64(1); v <= revisions; v++ {
-		if err := r.populateRevision(ctx, m, dc, v, node, created); err != nil {
+		if err := r.populateRevision(ctx, m, dc, v, revisions, node, created); err != nil {
 			return err
 		}
 	}
@@ -151,7 +154,7 @@ func (r *runner) populateDC(ctx context.Context, m maker, ns, name string, tmpl 
 
 // populateRevision makes a DC's deployment of version v, Complete, with
 // its deployer pod: the latest with the DC's replicas, older ones at 0.
-func (r *runner) populateRevision(ctx context.Context, m maker, dc *dcv1.DeploymentConfig, v int64, node int, created *atomic.Int64) error {
+func (r *runner) populateRevision(ctx context.Context, m maker, dc *dcv1.DeploymentConfig, v, revisions int64, node int, created *atomic.Int64) error {
 	at := dc.DeepCopy()
 	at.Status.LatestVersion = v
 	at.Spec.Template.Annotations[revisionAnnotation] = strconv.FormatInt(v, 10)
@@ -160,7 +163,7 @@ func (r *runner) populateRevision(ctx context.Context, m maker, dc *dcv1.Deploym
 		return err
 	}
 	rc.Annotations[dcv1.DeploymentPhaseAnnotation] = string(dcv1.DeploymentPhaseComplete)
-	if v < int64(r.o.FootprintRevisions) {
+	if v < revisions {
 		// dc-controller labels each older deployment so once the next one
 		// is Complete and it is scaled down.
 		rc.Labels[dcv1.DeploymentSettledLabel] = "true"
@@ -226,8 +229,9 @@ func deployerPod(rc *corev1.ReplicationController, node string) *corev1.Pod {
 }
 
 // measureController starts a fresh dc-controller, waits until it has
-// synced every DC and settled, and measures it.
-func (r *runner) measureController(ctx context.Context, dcs int) (footprintRecord, error) {
+// synced every DC and settled, and measures it. revisions are those of
+// the DCs added last; rcs counts every DC's.
+func (r *runner) measureController(ctx context.Context, dcs, revisions, rcs int) (footprintRecord, error) {
 	logPath := filepath.Join(r.e.dir, fmt.Sprintf("dc-controller-footprint-%d.log", dcs))
 	c, err := startController(ctx, r.e, logPath)
 	if err != nil {
@@ -248,7 +252,7 @@ func (r *runner) measureController(ctx context.Context, dcs int) (footprintRecor
 	end := time.Now()
 	rec := footprintRecord{
 		Footprint: report.Footprint{
-			DCs: dcs, Revisions: r.o.FootprintRevisions, RCs: dcs * r.o.FootprintRevisions, DeployerPods: dcs * r.o.FootprintRevisions,
+			DCs: dcs, Revisions: revisions, RCs: rcs, DeployerPods: rcs,
 			SyncSeconds: end.Sub(c.started).Seconds(), Usage: usage,
 		},
 		window: audit.Window{Namespace: footprintNamespace, From: c.started, To: end},

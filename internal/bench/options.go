@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/deployconfig/deployconfig/internal/bench/report"
@@ -72,9 +73,11 @@ type Options struct {
 	Probes        int
 	ProbeInterval time.Duration
 	// FootprintSizes are the DC counts dc-controller's footprint is
-	// measured with; FootprintRevisions the revisions each DC keeps.
+	// measured with; FootprintRevisions the revisions each DC keeps: one
+	// value for every size, or one per size, for the DCs added to reach
+	// it (fewer at the largest size makes its objects sooner).
 	FootprintSizes     []int
-	FootprintRevisions int
+	FootprintRevisions []int
 	// FootprintReplicas is every footprint DC's replicas (its latest RC's;
 	// kube-controller-manager makes the pods, kwok runs them).
 	FootprintReplicas int32
@@ -96,6 +99,12 @@ type Options struct {
 	ControllerQPS     float64
 	ControllerBurst   int
 	ControllerWorkers int
+	// KCMQPS and KCMBurst are kube-controller-manager's client settings
+	// (--kube-api-qps, --kube-api-burst); 0 leaves its defaults (20, 30).
+	// Raising them with ControllerQPS and ControllerBurst moves the floor
+	// its RC and RS managers set on both systems alike.
+	KCMQPS   float64
+	KCMBurst int
 	// BenchQPS limits dc-bench's own client (creating and changing
 	// objects); it is high so that it is never what is measured.
 	BenchQPS float64
@@ -127,7 +136,7 @@ func DefaultOptions() Options {
 		Probes:             20,
 		ProbeInterval:      500 * time.Millisecond,
 		FootprintSizes:     []int{1000, 5000},
-		FootprintRevisions: 10,
+		FootprintRevisions: []int{10},
 		FootprintReplicas:  3,
 		FootprintClients:   8,
 		RawCreates:         3000,
@@ -150,7 +159,7 @@ func QuickOptions(o Options) Options {
 	o.LatencySamples = 5
 	o.Probes = 5
 	o.FootprintSizes = []int{50, 200}
-	o.FootprintRevisions = 10
+	o.FootprintRevisions = []int{10}
 	o.RawCreates = 300
 	o.PhaseTimeout = 10 * time.Minute
 	o.Settle = 5 * time.Second
@@ -170,6 +179,9 @@ func (o *Options) validate() error {
 			return fmt.Errorf("unknown scenario %q (want some of %v)", s, AllScenarios())
 		}
 	}
+	if len(o.FootprintRevisions) > 1 && !slices.IsSorted(o.FootprintSizes) {
+		return errors.New("footprint sizes must be in increasing order when each has its own revisions")
+	}
 	for _, sizes := range [][]int{o.Sizes, o.FootprintSizes} {
 		for _, n := range sizes {
 			if n < 1 {
@@ -178,8 +190,14 @@ func (o *Options) validate() error {
 		}
 		slices.Sort(sizes)
 	}
-	if o.Replicas < 1 || o.Nodes < 1 || o.FootprintRevisions < 1 || o.RawConcurrency < 1 {
-		return errors.New("replicas, nodes, revisions and concurrency must be at least 1")
+	if o.Replicas < 1 || o.Nodes < 1 || o.RawConcurrency < 1 {
+		return errors.New("replicas, nodes and concurrency must be at least 1")
+	}
+	if err := o.validateRevisions(); err != nil {
+		return err
+	}
+	if o.KCMQPS < 0 || o.KCMBurst < 0 {
+		return fmt.Errorf("kube-controller-manager QPS and burst must not be negative, got %g and %d", o.KCMQPS, o.KCMBurst)
 	}
 	if o.FootprintClients < 1 || o.FootprintReplicas < 0 {
 		return fmt.Errorf("footprint clients must be at least 1 and replicas not negative, got %d and %d", o.FootprintClients, o.FootprintReplicas)
@@ -212,4 +230,56 @@ func (o *Options) compares(system string) bool {
 // runs reports whether the scenario is part of the run.
 func (o *Options) runs(scenario string) bool {
 	return slices.Contains(o.Scenarios, scenario)
+}
+
+// validateRevisions checks --footprint-revisions: one value for every
+// size or one per size, each at least 1.
+func (o *Options) validateRevisions() error {
+	if n := len(o.FootprintRevisions); n != 1 && n != len(o.FootprintSizes) {
+		return fmt.Errorf("footprint revisions: want one value or one per footprint size (%d), got %d", len(o.FootprintSizes), n)
+	}
+	for _, r := range o.FootprintRevisions {
+		if r < 1 {
+			return fmt.Errorf("footprint revisions must be at least 1, got %d", r)
+		}
+	}
+	return nil
+}
+
+// RevisionsAt is how many revisions the DCs added to reach the i-th
+// footprint size keep.
+func (o Options) RevisionsAt(i int) int {
+	if len(o.FootprintRevisions) == 1 {
+		return o.FootprintRevisions[0]
+	}
+	return o.FootprintRevisions[i]
+}
+
+// kcmArgs are kwokctl's extra arguments for kube-controller-manager's
+// client settings, none when they are its defaults.
+func (o Options) kcmArgs() []string {
+	var args []string
+	if o.KCMQPS > 0 {
+		args = append(args, "kube-controller-manager=kube-api-qps="+strconv.FormatFloat(o.KCMQPS, 'f', -1, 64))
+	}
+	if o.KCMBurst > 0 {
+		args = append(args, "kube-controller-manager=kube-api-burst="+strconv.Itoa(o.KCMBurst))
+	}
+	return args
+}
+
+// kcmQPS is kube-controller-manager's client QPS in this run.
+func (o Options) kcmQPS() float64 {
+	if o.KCMQPS > 0 {
+		return o.KCMQPS
+	}
+	return kcmDefaultQPS
+}
+
+// kcmBurst is kube-controller-manager's client burst in this run.
+func (o Options) kcmBurst() int {
+	if o.KCMBurst > 0 {
+		return o.KCMBurst
+	}
+	return kcmDefaultBurst
 }

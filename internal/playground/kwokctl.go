@@ -38,6 +38,9 @@ func createArgs(o Options, configFile string) []string {
 	if o.APIServerPort != 0 {
 		args = append(args, "--kube-apiserver-port", strconv.Itoa(o.APIServerPort))
 	}
+	for _, a := range o.ExtraArgs {
+		args = append(args, "--extra-args", a)
+	}
 	return args
 }
 

@@ -69,6 +69,10 @@ type Options struct {
 	// port of its own, outside that range: otherwise another cluster made
 	// meanwhile could take the port it left for a moment.
 	APIServerPort int
+	// ExtraArgs are kwokctl's `--extra-args` values, component=key=value,
+	// e.g. kube-controller-manager=kube-api-qps=100 (the benchmark's
+	// client settings); none when empty.
+	ExtraArgs []string
 }
 
 // DefaultNodeCapacity is room for thousands of pods on each fake node.

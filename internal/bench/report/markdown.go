@@ -306,12 +306,14 @@ func writeFootprint(b *strings.Builder, r *Report) {
 				float64(f.Usage.PeakRSSBytes)/float64(max(f.DCs, 1))/1024, marginal)
 		}
 		b.WriteString("\n")
+		have := 0
 		for _, f := range r.Footprint {
 			if f.Created == 0 {
 				continue
 			}
-			fmt.Fprintf(b, "- %d DCs: pod templates cycled from %d of the compat corpus, %d replicas each; dc-bench made %d objects (and status writes) in %.0f s, **%.0f/s**, with %d client(s), each rate-limited on its own.\n",
-				f.DCs, f.Templates, f.Replicas, f.Created, f.CreateSeconds, stats.Ratio(float64(f.Created), f.CreateSeconds), f.Clients)
+			fmt.Fprintf(b, "- %d DCs: pod templates cycled from %d of the compat corpus, %d replicas each; the %d DCs added to reach this size keep %d revisions each; dc-bench made %d objects (and status writes) in %.0f s, **%.0f/s**, with %d client(s), each rate-limited on its own.\n",
+				f.DCs, f.Templates, f.Replicas, f.DCs-have, f.Revisions, f.Created, f.CreateSeconds, stats.Ratio(float64(f.Created), f.CreateSeconds), f.Clients)
+			have = f.DCs
 		}
 		b.WriteString("\n")
 	}
@@ -357,11 +359,11 @@ func writeSettings(b *strings.Builder, r *Report) {
 		{"dc-controller client", fmt.Sprintf("QPS %.0f, burst %d for each of its DC and deployer controllers (a client and one rate limiter each, as each kube-controller-manager controller has), %d workers per controller", s.ControllerQPS, s.ControllerBurst, s.ControllerWorkers)},
 		{"dc-controller GC", s.ControllerGOGC},
 		{"each deployer's client", fmt.Sprintf("QPS %.0f, burst %d (client-go defaults, as dc-deploy in a deployer pod)", s.DeployerQPS, s.DeployerBurst)},
-		{"kube-controller-manager", fmt.Sprintf("QPS %.0f, burst %d (its defaults); %s", s.KCMQPS, s.KCMBurst, s.KCMConcurrency)},
+		{"kube-controller-manager", fmt.Sprintf("QPS %.0f, burst %d (%s); %s", s.KCMQPS, s.KCMBurst, kcmClientOrigin(s.KCMDefaults), s.KCMConcurrency)},
 		{"dc-bench's own client", fmt.Sprintf("QPS %.0f", s.BenchQPS)},
 		{"latency at idle", fmt.Sprintf("%d rollouts, one at a time", s.LatencySamples)},
 		{"probes", probeSetting(s)},
-		{"footprint", fmt.Sprintf("%s DCs × %d revisions", ints(s.FootprintSizes), s.FootprintRevisions)},
+		{"footprint", fmt.Sprintf("%s DCs × %s revisions (one value: every DC; one per size: the DCs added to reach it)", ints(s.FootprintSizes), ints(s.FootprintRevisions))},
 		{"raw RC creates", fmt.Sprintf("%d with %d concurrent clients", s.RawCreates, s.RawConcurrency)},
 		{"audit", s.Audit},
 	}
@@ -419,4 +421,13 @@ func ints(v []int) string {
 		parts[i] = fmt.Sprint(n)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// kcmClientOrigin says where kube-controller-manager's client settings
+// came from.
+func kcmClientOrigin(defaults bool) string {
+	if defaults {
+		return "its defaults"
+	}
+	return "raised by dc-bench's --kcm-qps/--kcm-burst, for both systems alike"
 }

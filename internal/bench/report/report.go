@@ -64,26 +64,29 @@ type Versions struct {
 
 // Settings are the knobs of the run.
 type Settings struct {
-	Sizes              []int   `json:"sizes"`
-	Repeat             int     `json:"repeat"`
-	Replicas           int32   `json:"replicas"`
-	Nodes              int     `json:"nodes"`
-	Strategy           string  `json:"strategy"`
-	ControllerQPS      float64 `json:"controllerQPS"`
-	ControllerBurst    int     `json:"controllerBurst"`
-	ControllerWorkers  int     `json:"controllerWorkers"`
-	ControllerGOGC     string  `json:"controllerGOGC"`
-	DeployerQPS        float64 `json:"deployerQPS"`
-	DeployerBurst      int     `json:"deployerBurst"`
-	KCMQPS             float64 `json:"kubeControllerManagerQPS"`
-	KCMBurst           int     `json:"kubeControllerManagerBurst"`
+	Sizes             []int   `json:"sizes"`
+	Repeat            int     `json:"repeat"`
+	Replicas          int32   `json:"replicas"`
+	Nodes             int     `json:"nodes"`
+	Strategy          string  `json:"strategy"`
+	ControllerQPS     float64 `json:"controllerQPS"`
+	ControllerBurst   int     `json:"controllerBurst"`
+	ControllerWorkers int     `json:"controllerWorkers"`
+	ControllerGOGC    string  `json:"controllerGOGC"`
+	DeployerQPS       float64 `json:"deployerQPS"`
+	DeployerBurst     int     `json:"deployerBurst"`
+	KCMQPS            float64 `json:"kubeControllerManagerQPS"`
+	KCMBurst          int     `json:"kubeControllerManagerBurst"`
+	// KCMDefaults says KCMQPS and KCMBurst are kube-controller-manager's
+	// defaults, which the run left alone.
+	KCMDefaults        bool    `json:"kubeControllerManagerDefaults"`
 	KCMConcurrency     string  `json:"kubeControllerManagerConcurrency"`
 	BenchQPS           float64 `json:"benchClientQPS"`
 	LatencySamples     int     `json:"latencyIdleSamples"`
 	Probes             int     `json:"probes"`
 	ProbeInterval      float64 `json:"probeIntervalSeconds"`
 	FootprintSizes     []int   `json:"footprintSizes"`
-	FootprintRevisions int     `json:"footprintRevisions"`
+	FootprintRevisions []int   `json:"footprintRevisions"`
 	RawCreates         int     `json:"rawCreates"`
 	RawConcurrency     int     `json:"rawConcurrency"`
 	Audit              string  `json:"audit"`
