@@ -238,7 +238,7 @@ func setup(mgr manager.Manager, opts Options) error {
 	err = ctrl.NewControllerManagedBy(mgr).
 		Named("deploymentconfig").
 		Watches(&dcv1.DeploymentConfig{}, enqueueByPriority(requestFor, priorities.deploymentConfig)).
-		Watches(&corev1.ReplicationController{}, enqueueByPriority(deploymentConfigsOfRC, priorities.deploymentConfigOfRC)).
+		Watches(&corev1.ReplicationController{}, enqueueDCsOfRC(priorities.deploymentConfigOfRC)).
 		WithOptions(workerOptions(mgr, "deploymentconfig", dcv1.GroupVersion.WithKind("DeploymentConfig"), opts.Workers)).
 		Complete(dcReconciler)
 	if err != nil {

@@ -162,14 +162,20 @@ func TestNewRolloutJumpsTheQueues(t *testing.T) {
 	// reports a replica, its deployer pod runs), then the probe's
 	// template change, queue up behind one sync of each controller
 	// waiting for its first write.
+	// The DeploymentConfig controller queues an RC's count change a
+	// second late (to fold it with the next), so the bookkeeping is waited
+	// for before the probe's change.
 	g.set(nil)
 	for _, name := range names {
 		reportReplica(ctx, t, c, ns, deployment.Name(name, 1))
 		setPodPhase(ctx, t, c, ns, deployment.DeployerPodName(deployment.Name(name, 1)), corev1.PodRunning)
 	}
+	waitFor(t, "the bookkeeping to be queued", func(context.Context) (bool, error) {
+		return queued("deploymentconfig", 0) >= busy-1 && queued("deployer", 0) >= busy-1, nil
+	})
 	changeTemplate(ctx, t, c, ns, "probe")
-	waitFor(t, "the work to be queued", func(context.Context) (bool, error) {
-		return queued("deploymentconfig", 0) >= busy-1 && queued("deploymentconfig", rolloutPriority) == 1 && queued("deployer", 0) >= busy-1, nil
+	waitFor(t, "the probe's change to be queued", func(context.Context) (bool, error) {
+		return queued("deploymentconfig", rolloutPriority) == 1, nil
 	})
 
 	// Open it slowly: the probe's deployer pod comes before most of the
