@@ -394,6 +394,7 @@ func TestWithTemplateAndReferenced(t *testing.T) {
 	corpus := corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "theirs", "tier": "web"}},
 		Spec: corev1.PodSpec{
+			ServiceAccountName: "grafana",
 			Containers: []corev1.Container{{Name: "web", Image: "example/web",
 				EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}},
 				Env:     []corev1.EnvVar{{Name: "PW", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "db"}, Key: "pw"}}}}}},
@@ -417,8 +418,8 @@ func TestWithTemplateAndReferenced(t *testing.T) {
 	if dc.Spec.Template.Labels["tier"] != "web" {
 		t.Errorf("the corpus's own label was dropped: %v", dc.Spec.Template.Labels)
 	}
-	cms, secrets := referenced(dc.Spec.Template.Spec)
-	if !slices.Equal(cms, []string{"cfg"}) || !slices.Equal(secrets, []string{"tls", "db"}) {
-		t.Errorf("referenced %v %v, want [cfg] and [tls db]", cms, secrets)
+	cms, secrets, accounts := referenced(dc.Spec.Template.Spec)
+	if !slices.Equal(cms, []string{"cfg"}) || !slices.Equal(secrets, []string{"tls", "db"}) || !slices.Equal(accounts, []string{"grafana"}) {
+		t.Errorf("referenced %v %v %v, want [cfg], [tls db] and [grafana]", cms, secrets, accounts)
 	}
 }

@@ -131,11 +131,11 @@ func withTemplate(dc *dcv1.DeploymentConfig, t corev1.PodTemplateSpec) {
 }
 
 // referenced lists the ConfigMaps and Secrets a pod spec names (volumes,
-// projected sources, env and envFrom), which the footprint creates (empty)
-// so that pods are not held for them. PersistentVolumeClaims are not made:
+// projected sources, env and envFrom), and its service account, which the
+// footprint creates (empty) so that pods are not held or refused for them. PersistentVolumeClaims are not made:
 // kwok has no storage, and their pods stay Pending, unscheduled, which
 // changes nothing in dc-controller (it does not cache application pods).
-func referenced(spec corev1.PodSpec) (configMaps, secrets []string) {
+func referenced(spec corev1.PodSpec) (configMaps, secrets, serviceAccounts []string) {
 	add := func(list *[]string, name string) {
 		if name != "" && !slices.Contains(*list, name) {
 			*list = append(*list, name)
@@ -183,5 +183,6 @@ func referenced(spec corev1.PodSpec) (configMaps, secrets []string) {
 	for _, s := range spec.ImagePullSecrets {
 		add(&secrets, s.Name)
 	}
-	return configMaps, secrets
+	add(&serviceAccounts, spec.ServiceAccountName)
+	return configMaps, secrets, serviceAccounts
 }

@@ -94,11 +94,11 @@ func (r *runner) footprint(ctx context.Context) error {
 	return nil
 }
 
-// ensureReferenced creates, empty, the ConfigMaps and Secrets the corpus
-// templates name (see referenced).
+// ensureReferenced creates, empty, the ConfigMaps, Secrets and service
+// accounts the corpus templates name (see referenced).
 func (r *runner) ensureReferenced(ctx context.Context, ns string, templates []corev1.PodTemplateSpec) error {
 	for _, t := range templates {
-		cms, secrets := referenced(t.Spec)
+		cms, secrets, accounts := referenced(t.Spec)
 		for _, name := range cms {
 			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 			if _, err := r.e.kube.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -109,6 +109,12 @@ func (r *runner) ensureReferenced(ctx context.Context, ns string, templates []co
 			sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 			if _, err := r.e.kube.CoreV1().Secrets(ns).Create(ctx, sec, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 				return fmt.Errorf("creating secret %s/%s of the corpus: %w", ns, name, err)
+			}
+		}
+		for _, name := range accounts {
+			sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+			if _, err := r.e.kube.CoreV1().ServiceAccounts(ns).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+				return fmt.Errorf("creating service account %s/%s of the corpus: %w", ns, name, err)
 			}
 		}
 	}
