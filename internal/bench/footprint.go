@@ -38,11 +38,14 @@ type footprintRecord struct {
 // rolling out 50,000 revisions would take hours; then a fresh dc-controller
 // process starts, syncs all of them and settles, and is measured.
 //
-// The DCs have 0 replicas: dc-controller does not cache application pods,
-// so their number does not change its footprint, while creating them would
-// take kube-controller-manager's RC manager an hour at its QPS. Deployer
-// pods are bound to a fake node and marked Succeeded, as a finished
-// deployment's deployer pod is.
+// The latest RC of each DC has FootprintReplicas replicas, and its pods
+// are made directly too, bound to a fake node that kwok runs them on:
+// before their RC, without an owner, so that kube-controller-manager's RC
+// manager adopts them (one patch each) rather than making its own (a
+// create, a binding and two events each, and the scheduler's CPU, at its
+// QPS). dc-controller does not cache application pods; they are there so
+// that the cluster holds what it would. Deployer pods are bound to a fake
+// node and marked Succeeded, as a finished deployment's deployer pod is.
 func (r *runner) footprint(ctx context.Context) error {
 	ns := footprintNamespace
 	if err := r.e.createNamespace(ctx, ns); err != nil {
@@ -177,6 +180,9 @@ func (r *runner) populateRevision(ctx context.Context, m maker, dc *dcv1.Deploym
 		replicas := dc.Spec.Replicas
 		rc.Spec.Replicas = &replicas
 		rc.Annotations[dcv1.DeploymentReplicasAnnotation] = strconv.Itoa(int(replicas))
+		if err := makeAppPods(ctx, m, rc, playground.NodeName(node), created); err != nil {
+			return err
+		}
 	}
 	rcs := m.kube.CoreV1().ReplicationControllers(dc.Namespace)
 	if rc, err = rcs.Create(ctx, rc, metav1.CreateOptions{}); err != nil {
@@ -206,6 +212,30 @@ func (r *runner) populateRevision(ctx context.Context, m maker, dc *dcv1.Deploym
 		return fmt.Errorf("updating the status of pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
 	created.Add(2)
+	return nil
+}
+
+// makeAppPods makes the pods of a deployment that has not been created
+// yet, from its template, bound to node and without an owner: its RC
+// manager adopts them once the RC exists.
+func makeAppPods(ctx context.Context, m maker, rc *corev1.ReplicationController, node string, created *atomic.Int64) error {
+	pods := m.kube.CoreV1().Pods(rc.Namespace)
+	for i := range deployment.Replicas(rc) {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{
+				Namespace:   rc.Namespace,
+				Name:        fmt.Sprintf("%s-%d", rc.Name, i),
+				Labels:      rc.Spec.Template.Labels,
+				Annotations: rc.Spec.Template.Annotations,
+			},
+			Spec: *rc.Spec.Template.Spec.DeepCopy(),
+		}
+		pod.Spec.NodeName = node
+		if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("creating pod %s/%s of the deployment: %w", pod.Namespace, pod.Name, err)
+		}
+		created.Add(1)
+	}
 	return nil
 }
 
