@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/bench/audit"
@@ -102,22 +103,19 @@ func (r *runner) footprint(ctx context.Context) error {
 func (r *runner) ensureReferenced(ctx context.Context, ns string, templates []corev1.PodTemplateSpec) error {
 	for _, t := range templates {
 		cms, secrets, accounts := referenced(t.Spec)
+		var objs []client.Object
 		for _, name := range cms {
-			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-			if _, err := r.e.kube.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-				return fmt.Errorf("creating configmap %s/%s of the corpus: %w", ns, name, err)
-			}
+			objs = append(objs, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
 		}
 		for _, name := range secrets {
-			sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-			if _, err := r.e.kube.CoreV1().Secrets(ns).Create(ctx, sec, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-				return fmt.Errorf("creating secret %s/%s of the corpus: %w", ns, name, err)
-			}
+			objs = append(objs, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
 		}
 		for _, name := range accounts {
-			sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-			if _, err := r.e.kube.CoreV1().ServiceAccounts(ns).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-				return fmt.Errorf("creating service account %s/%s of the corpus: %w", ns, name, err)
+			objs = append(objs, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
+		}
+		for _, o := range objs {
+			if err := r.e.client.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+				return fmt.Errorf("creating %T %s/%s of the corpus: %w", o, ns, o.GetName(), err)
 			}
 		}
 	}
