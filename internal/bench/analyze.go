@@ -128,7 +128,7 @@ func (r *runner) analyze(rep *report.Report) error {
 		fp := f.Footprint
 		for _, c := range l.tally.Counts(len(r.records) + i) {
 			if c.Actor == audit.ActorDCController {
-				fp.Writes = c.Writes()
+				fp.Writes, fp.WriteKinds = c.Writes(), c
 			}
 		}
 		rep.Footprint = append(rep.Footprint, fp)

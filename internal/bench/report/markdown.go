@@ -306,6 +306,11 @@ func writeFootprint(b *strings.Builder, r *Report) {
 				float64(f.Usage.PeakRSSBytes)/float64(max(f.DCs, 1))/1024, marginal)
 		}
 		b.WriteString("\n")
+		for _, f := range r.Footprint {
+			if f.Writes > 0 {
+				fmt.Fprintf(b, "- %d DCs: dc-controller's writes while syncing: %s.\n", f.DCs, topWrites(f.WriteKinds, 6))
+			}
+		}
 		have := 0
 		for _, f := range r.Footprint {
 			if f.Created == 0 {

@@ -219,8 +219,10 @@ type Footprint struct {
 	Usage       procstat.Usage `json:"usage"`
 	// HeapBytes is the Go heap in use at the end (go_memstats_heap_inuse_bytes).
 	HeapBytes uint64 `json:"heapBytes"`
-	// Writes is what the controller wrote while it synced.
-	Writes int `json:"writes"`
+	// Writes is what the controller wrote while it synced; WriteKinds
+	// its writes by resource and verb.
+	Writes     int              `json:"writes"`
+	WriteKinds audit.ActorCount `json:"writeKinds"`
 	// Templates is the number of compat-corpus pod templates the DCs
 	// cycle through; Replicas each DC's.
 	Templates int   `json:"templates,omitempty"`
