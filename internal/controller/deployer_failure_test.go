@@ -36,3 +36,43 @@ func TestPodFailureReason(t *testing.T) {
 		})
 	}
 }
+
+// A deployer pod has succeeded once it says so, or once its only container
+// exited 0 in a pod that is never restarted, before the kubelet has
+// stopped the pod and written the phase.
+func TestDeployerSucceeded(t *testing.T) {
+	exited := func(code int32) corev1.ContainerStatus {
+		return corev1.ContainerStatus{Name: "deployment", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code}}}
+	}
+	running := corev1.ContainerStatus{Name: "deployment", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
+	deleted := metav1.Now()
+	pod := func(phase corev1.PodPhase, restart corev1.RestartPolicy, statuses ...corev1.ContainerStatus) *corev1.Pod {
+		return &corev1.Pod{
+			Spec:   corev1.PodSpec{RestartPolicy: restart, Containers: []corev1.Container{{Name: "deployment"}}},
+			Status: corev1.PodStatus{Phase: phase, ContainerStatuses: statuses},
+		}
+	}
+	beingDeleted := pod(corev1.PodRunning, corev1.RestartPolicyNever, exited(0))
+	beingDeleted.DeletionTimestamp = &deleted
+	for _, tc := range []struct {
+		name string
+		pod  *corev1.Pod
+		want bool
+	}{
+		{"Succeeded", pod(corev1.PodSucceeded, corev1.RestartPolicyNever, exited(0)), true},
+		{"Running, container exited 0", pod(corev1.PodRunning, corev1.RestartPolicyNever, exited(0)), true},
+		{"Running, container still running", pod(corev1.PodRunning, corev1.RestartPolicyNever, running), false},
+		{"Running, container exited 1", pod(corev1.PodRunning, corev1.RestartPolicyNever, exited(1)), false},
+		{"Running, no container status yet", pod(corev1.PodRunning, corev1.RestartPolicyNever), false},
+		{"a pod that restarts its containers", pod(corev1.PodRunning, corev1.RestartPolicyOnFailure, exited(0)), false},
+		{"being deleted", beingDeleted, false},
+		{"Failed", pod(corev1.PodFailed, corev1.RestartPolicyNever, exited(0)), false},
+		{"Pending", pod(corev1.PodPending, corev1.RestartPolicyNever), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := deployerSucceeded(tc.pod); got != tc.want {
+				t.Errorf("deployerSucceeded = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
