@@ -153,6 +153,12 @@ func transformPod(obj any) (any, error) {
 	slim := &corev1.Pod{TypeMeta: pod.TypeMeta, ObjectMeta: pod.ObjectMeta}
 	slim.ManagedFields = nil
 	internMeta(&slim.ObjectMeta)
+	// What deployerSucceeded reads: whether the pod restarts its
+	// containers, and how many it has.
+	slim.Spec.RestartPolicy = pod.Spec.RestartPolicy
+	for _, c := range pod.Spec.Containers {
+		slim.Spec.Containers = append(slim.Spec.Containers, corev1.Container{Name: c.Name})
+	}
 	slim.Status.Phase = pod.Status.Phase
 	slim.Status.Reason = pod.Status.Reason
 	for _, s := range pod.Status.ContainerStatuses {

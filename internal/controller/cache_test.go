@@ -101,14 +101,29 @@ func TestCachedPod(t *testing.T) {
 		t.Fatal(err)
 	}
 	slim := obj.(*corev1.Pod)
-	if slim.ManagedFields != nil || len(slim.Spec.Containers) != 0 {
-		t.Error("the cache keeps a deployer pod's spec or managedFields")
+	if slim.ManagedFields != nil || slim.Spec.Containers[0].Image != "" || slim.Status.ContainerStatuses[0].Image != "" {
+		t.Error("the cache keeps a deployer pod's spec, statuses or managedFields whole")
 	}
 	if slim.Labels[dcv1.DeployerPodForDeploymentLabel] != "web-1" || slim.UID != "u" {
 		t.Error("the cache lost the pod's metadata")
 	}
 	if got, want := podFailureReason(slim), podFailureReason(pod); got != want || !podFinished(slim) {
 		t.Errorf("cached pod: failure %q, want %q", got, want)
+	}
+
+	// A deployer whose container exited 0, before the kubelet writes
+	// Succeeded: the cached pod says so as the pod does.
+	exited := pod.DeepCopy()
+	exited.Spec.RestartPolicy = corev1.RestartPolicyNever
+	exited.Status = corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{
+		{Name: "deployment", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0}}},
+	}}
+	obj, err = transformPod(exited.DeepCopy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !deployerSucceeded(exited) || !deployerSucceeded(obj.(*corev1.Pod)) {
+		t.Error("a deployer pod whose container exited 0 has not succeeded once cached")
 	}
 }
 

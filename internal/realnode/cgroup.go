@@ -17,6 +17,13 @@ import (
 // cgroupRoot is the kubelet's cgroupRoot for the cluster.
 func (s *state) cgroupRoot() string { return "/" + s.Netns }
 
+// MemoryCgroup is the cgroup v1 memory directory under which the cluster's
+// kubelet puts its pods (cgroupfs driver: kubepods, then a directory per
+// QoS class but Guaranteed).
+func (c *Cluster) MemoryCgroup() string {
+	return filepath.Join("/sys/fs/cgroup/memory", c.cgroupRoot(), "kubepods")
+}
+
 // cgroupMounts lists the mount points of the cgroup hierarchies (v1 and v2).
 func cgroupMounts() ([]string, error) {
 	data, err := os.ReadFile("/proc/self/mountinfo")

@@ -15,10 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// memoryRoot is the kubelet's cgroup v1 memory hierarchy (cgroupfs driver,
-// cgroupRoot "/": the real node's kubelet configuration).
-const memoryRoot = "/sys/fs/cgroup/memory/kubepods"
-
 // podCgroupDirs are where the kubelet may put a pod's memory cgroup: one
 // directory per QoS class (Guaranteed pods sit at the top).
 func podCgroupDirs(root string, uid types.UID) []string {

@@ -136,7 +136,7 @@ func setUp(ctx context.Context, o Options, dir string, rep *Report) (*measurer, 
 	rep.Settings.DeployerImage = cluster.Image(imagebuild.DeployerImageName)
 	return &measurer{
 		client: c, clientset: cs, namespace: namespace,
-		memoryRoot: memoryRoot, sampleInterval: o.SampleInterval, timeout: o.RolloutTimeout,
+		memoryRoot: cluster.MemoryCgroup(), sampleInterval: o.SampleInterval, timeout: o.RolloutTimeout,
 	}, nil
 }
 
