@@ -79,7 +79,7 @@ type Options struct {
 	FootprintSizes     []int
 	FootprintRevisions []int
 	// FootprintReplicas is every footprint DC's replicas (its latest RC's;
-	// kube-controller-manager makes the pods, kwok runs them).
+	// dc-bench makes the pods for the RC manager to adopt, kwok runs them).
 	FootprintReplicas int32
 	// FootprintClients is how many clients, each with a rate limiter of
 	// its own (BenchQPS), make the footprint's objects: one client is
