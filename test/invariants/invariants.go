@@ -239,6 +239,22 @@ func podFinished(p corev1.PodPhase) bool {
 	return p == corev1.PodSucceeded || p == corev1.PodFailed
 }
 
+// containersExited reports whether every container of the pod has exited:
+// a real kubelet reports that a second or so before it has stopped the pod
+// and writes the phase, and dc-controller counts the deployment done then.
+// Such a pod runs no deployer any more.
+func containersExited(pod *corev1.Pod) bool {
+	if len(pod.Status.ContainerStatuses) == 0 {
+		return false
+	}
+	for _, s := range pod.Status.ContainerStatuses {
+		if s.State.Terminated == nil {
+			return false
+		}
+	}
+	return true
+}
+
 // checkPodPhase: a deployer pod never leaves Succeeded or Failed.
 func (c *Checker) checkPodPhase(pod *corev1.Pod) {
 	if !isDeployerPod(pod) {
@@ -266,7 +282,7 @@ func (c *Checker) checkDeployers(namespace, dc string) {
 			continue
 		}
 		pod := obj.(*corev1.Pod)
-		if isDeployerPod(pod) && pod.Labels[dcv1.DeployerPodForDeploymentLabel] == rc.Name && !podFinished(pod.Status.Phase) {
+		if isDeployerPod(pod) && pod.Labels[dcv1.DeployerPodForDeploymentLabel] == rc.Name && !podFinished(pod.Status.Phase) && !containersExited(pod) {
 			running = append(running, pod)
 			names = append(names, pod.Name)
 		}

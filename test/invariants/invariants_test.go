@@ -111,6 +111,18 @@ func TestTwoDeployers(t *testing.T) {
 	w.wantRules("two deployers at once")
 }
 
+// A deployer whose container has exited, in a pod the kubelet has not yet
+// marked Succeeded, runs no more: the next rollout's deployer may start.
+func TestExitedDeployerIsNotASecond(t *testing.T) {
+	w := newWorld(t)
+	exited := w.deployer(w.rc(1, dcv1.DeploymentPhaseComplete), corev1.PodRunning)
+	exited.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "deployment",
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0}}}}
+	w.put(w.pods, exited)
+	w.deployer(w.rc(2, dcv1.DeploymentPhaseNew), corev1.PodPending)
+	w.wantRules()
+}
+
 func TestOutOfOrder(t *testing.T) {
 	w := newWorld(t)
 	w.rc(1, dcv1.DeploymentPhaseRunning)
