@@ -24,6 +24,11 @@ type Usage struct {
 	RSSBytes uint64 `json:"rssBytes"`
 	// PeakRSSBytes is the largest resident set size so far (VmHWM).
 	PeakRSSBytes uint64 `json:"peakRssBytes"`
+	// AnonBytes and FileBytes split the resident set now (RssAnon and
+	// RssFile): the process's own memory, and the pages of files it maps,
+	// mostly its executable, which the kernel can drop and read again.
+	AnonBytes uint64 `json:"anonBytes,omitempty"`
+	FileBytes uint64 `json:"fileBytes,omitempty"`
 	// CPUSeconds is user plus system CPU time.
 	CPUSeconds float64 `json:"cpuSeconds"`
 }
@@ -48,7 +53,8 @@ func Read(pid int) (Usage, error) {
 	return u, nil
 }
 
-// parseStatus reads VmRSS and VmHWM (in kB) from /proc/PID/status.
+// parseStatus reads VmRSS and VmHWM, and RssAnon and RssFile where the
+// kernel has them (since Linux 4.5), in kB from /proc/PID/status.
 func parseStatus(data []byte) (Usage, error) {
 	var u Usage
 	var found int
@@ -64,6 +70,10 @@ func parseStatus(data []byte) (Usage, error) {
 			dst = &u.RSSBytes
 		case "VmHWM":
 			dst = &u.PeakRSSBytes
+		case "RssAnon":
+			dst = &u.AnonBytes
+		case "RssFile":
+			dst = &u.FileBytes
 		default:
 			continue
 		}
@@ -72,7 +82,9 @@ func parseStatus(data []byte) (Usage, error) {
 			return u, fmt.Errorf("%s: %w", key, err)
 		}
 		*dst = kb * 1024
-		found++
+		if key == "VmRSS" || key == "VmHWM" {
+			found++
+		}
 	}
 	if found != 2 {
 		return u, fmt.Errorf("no VmRSS and VmHWM in /proc status")

@@ -17,6 +17,11 @@ func TestParseStatus(t *testing.T) {
 			data: "Name:\tdc-controller\nVmPeak:\t 900000 kB\nVmHWM:\t   81234 kB\nVmRSS:\t   70000 kB\nThreads:\t12\n",
 			want: Usage{RSSBytes: 70000 * 1024, PeakRSSBytes: 81234 * 1024},
 		},
+		{
+			name: "split into anonymous and file pages",
+			data: "VmHWM:\t   81234 kB\nVmRSS:\t   70000 kB\nRssAnon:\t   30000 kB\nRssFile:\t   40000 kB\nRssShmem:\t       0 kB\n",
+			want: Usage{RSSBytes: 70000 * 1024, PeakRSSBytes: 81234 * 1024, AnonBytes: 30000 * 1024, FileBytes: 40000 * 1024},
+		},
 		{name: "kernel thread has neither", data: "Name:\tkthreadd\nState:\tS\n", wantErr: true},
 		{name: "garbage value", data: "VmHWM:\tlots kB\nVmRSS:\t1 kB\n", wantErr: true},
 	}

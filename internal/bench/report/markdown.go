@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/deployconfig/deployconfig/internal/bench/audit"
+	"github.com/deployconfig/deployconfig/internal/bench/procstat"
 	"github.com/deployconfig/deployconfig/internal/bench/stats"
 )
 
@@ -284,6 +285,15 @@ func summary(s stats.Summary) string {
 	return fmt.Sprintf("%.2f / %.2f / %.2f / %.2f", s.P50, s.P90, s.P99, s.Max)
 }
 
+// rssSplit is the resident set at the end, split into the process's own
+// pages and those of files it maps (its executable), where known.
+func rssSplit(u procstat.Usage) string {
+	if u.AnonBytes+u.FileBytes == 0 {
+		return MB(u.RSSBytes)
+	}
+	return fmt.Sprintf("%s: %s + %s", MB(u.RSSBytes), MB(u.AnonBytes), MB(u.FileBytes))
+}
+
 func writeFootprint(b *strings.Builder, r *Report) {
 	if len(r.Footprint) == 0 && r.Controller == nil {
 		return
@@ -291,7 +301,7 @@ func writeFootprint(b *strings.Builder, r *Report) {
 	b.WriteString("## 4. dc-controller footprint\n\n")
 	if len(r.Footprint) > 0 {
 		b.WriteString("dc-controller as its own process, started on a cluster that already holds the DCs, each with its revisions (RCs with the encoded DC) and their deployer pods; measured once its queues were empty and it had settled.\n\n")
-		b.WriteString("| DCs | revisions | RCs | deployer pods | peak RSS (VmHWM) | RSS at end | Go heap in use | CPU s | sync s | writes while syncing | RSS per DC | marginal RSS per DC |\n")
+		b.WriteString("| DCs | revisions | RCs | deployer pods | peak RSS (VmHWM) | RSS at end: anonymous + file | Go heap in use | CPU s | sync s | writes while syncing | RSS per DC | marginal RSS per DC |\n")
 		b.WriteString("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 		for i, f := range r.Footprint {
 			marginal := "—"
@@ -302,7 +312,7 @@ func writeFootprint(b *strings.Builder, r *Report) {
 				}
 			}
 			fmt.Fprintf(b, "| %d | %d | %d | %d | %s | %s | %s | %.1f | %.0f | %d | %.1f KB | %s |\n", f.DCs, f.Revisions, f.RCs, f.DeployerPods,
-				MB(f.Usage.PeakRSSBytes), MB(f.Usage.RSSBytes), MB(f.HeapBytes), f.Usage.CPUSeconds, f.SyncSeconds, f.Writes,
+				MB(f.Usage.PeakRSSBytes), rssSplit(f.Usage), MB(f.HeapBytes), f.Usage.CPUSeconds, f.SyncSeconds, f.Writes,
 				float64(f.Usage.PeakRSSBytes)/float64(max(f.DCs, 1))/1024, marginal)
 		}
 		b.WriteString("\n")
