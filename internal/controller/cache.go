@@ -31,7 +31,7 @@ import (
 const cachedSummaryAnnotation = dcv1.KeyPrefix + "cached-config-summary"
 
 // transformRC slims an RC for the cache: no managedFields, no pod template,
-// and, once its deployer pod exists (phase past New), the encoded
+// no selector once an RC manager has reported on it, and, once its deployer pod exists (phase past New), the encoded
 // DeploymentConfig replaced by its summary. A New RC keeps the encoding:
 // the deployer controller builds the deployer pod from it.
 func transformRC(obj any) (any, error) {
@@ -52,9 +52,10 @@ func transformRC(obj any) (any, error) {
 		delete(annotations, cachedSummaryAnnotation)
 		rc.Annotations = annotations
 	}
-	if settled(rc) {
-		// Only the lookup of pods an RC manager has not reported on
-		// reads the selector.
+	if rc.Status.ObservedGeneration > 0 {
+		// Only the lookup of the pods of an RC no RC manager has reported
+		// on yet reads the selector (leftoverPods); a new version of the
+		// RC comes through here whole.
 		rc.Spec.Selector = nil
 	}
 	if encoded && deployment.Phase(rc) != dcv1.DeploymentPhaseNew {

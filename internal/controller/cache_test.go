@@ -127,8 +127,8 @@ func TestCachedPod(t *testing.T) {
 	}
 }
 
-// TestCachedRCSelector: the cache drops the selector of a settled RC only;
-// the lookup of pods no RC manager has reported on reads it otherwise.
+// TestCachedRCSelector: the cache keeps the selector only of an RC no RC
+// manager has reported on, the one whose pods leftoverPods looks up.
 func TestCachedRCSelector(t *testing.T) {
 	dc := testDC(nil)
 	for _, tc := range []struct {
@@ -139,9 +139,10 @@ func TestCachedRCSelector(t *testing.T) {
 		{"settled", func(*corev1.ReplicationController) {}, false},
 		{"still running", func(rc *corev1.ReplicationController) {
 			rc.Annotations[dcv1.DeploymentPhaseAnnotation] = string(dcv1.DeploymentPhaseRunning)
-		}, true},
-		{"pods not yet gone", func(rc *corev1.ReplicationController) { rc.Status.Replicas = 1 }, true},
-		{"scale-down not yet seen", func(rc *corev1.ReplicationController) { rc.Generation = 3 }, true},
+		}, false},
+		{"pods not yet gone", func(rc *corev1.ReplicationController) { rc.Status.Replicas = 1 }, false},
+		{"scale-down not yet seen", func(rc *corev1.ReplicationController) { rc.Generation = 3 }, false},
+		{"never reported on", func(rc *corev1.ReplicationController) { rc.Status.ObservedGeneration = 0 }, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rc := rcOf(t, dc, 1, dcv1.DeploymentPhaseFailed, 0)
