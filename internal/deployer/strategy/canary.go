@@ -141,7 +141,7 @@ func (r *Rollout) setWeight(ctx context.Context, plan rollingPlan, weight int32,
 		}
 		if moved {
 			deadline = r.now().Add(plan.timeout)
-			if err := r.pause(ctx, plan.interval); err != nil {
+			if err := r.pauseSince(ctx, p, plan.interval); err != nil {
 				return err
 			}
 			continue
@@ -192,12 +192,13 @@ func (r *Rollout) weightRound(ctx context.Context, plan rollingPlan, want canary
 		room := capacity - int64(deployment.Replicas(*shrink)) - int64(cur)
 		if next := int32(min(int64(growTarget), int64(cur)+max(room, 0))); next != cur {
 			r.printf("    Scaling %s up to %d", (*grow).Name, next)
+			p.since = r.now()
 			scaled, err := r.stepTo(ctx, *grow, next, growTarget, plan.timeout)
 			if err != nil {
 				return false, err
 			}
 			*grow, up = scaled, true
-			if err := r.pause(ctx, plan.updatePeriod); err != nil {
+			if err := r.pauseSince(ctx, p, plan.updatePeriod); err != nil {
 				return up, err
 			}
 		}
@@ -217,6 +218,7 @@ func (r *Rollout) weightRound(ctx context.Context, plan rollingPlan, want canary
 		return up, nil
 	}
 	r.printf("    Scaling %s down to %d", (*shrink).Name, next)
+	p.since = r.now()
 	scaled, err := r.stepTo(ctx, *shrink, next, shrinkTarget, plan.timeout)
 	if err != nil {
 		return up, err

@@ -96,6 +96,11 @@ func planRolling(p *dcv1.RollingDeploymentStrategyParams, desired int32) (rollin
 // pair is the two deployments of a rolling update as last seen.
 type pair struct {
 	from, to *corev1.ReplicationController
+	// since is when the next pause (updatePeriodSeconds after a scale-up,
+	// intervalSeconds after a step) starts counting: the last scale write,
+	// or the end of the pause before. The wait for the RC manager to
+	// report a scale then runs inside the pause rather than before it.
+	since time.Time
 }
 
 // rolledOver reports whether to has all the replicas and from none.
@@ -121,7 +126,7 @@ func (r *Rollout) roll(ctx context.Context, plan rollingPlan, from, to *corev1.R
 			if p.rolledOver(plan.desired) {
 				break
 			}
-			if err := r.pause(ctx, plan.interval); err != nil {
+			if err := r.pauseSince(ctx, p, plan.interval); err != nil {
 				return Completed, p.to, err
 			}
 			continue
@@ -161,6 +166,7 @@ func (r *Rollout) stepUp(ctx context.Context, plan rollingPlan, p *pair) (bool, 
 		return false, Completed, nil
 	}
 	r.printf("    Scaling %s up to %d", p.to.Name, next)
+	p.since = r.now()
 	scaled, err := r.stepTo(ctx, p.to, next, plan.desired, plan.timeout)
 	if err != nil {
 		return false, Completed, err
@@ -171,7 +177,7 @@ func (r *Rollout) stepUp(ctx context.Context, plan rollingPlan, p *pair) (bool, 
 		return true, outcome, err
 	}
 	// Give the new pods a moment before judging their availability.
-	return true, Completed, r.pause(ctx, plan.updatePeriod)
+	return true, Completed, r.pauseSince(ctx, p, plan.updatePeriod)
 }
 
 // stepDown scales from down as far as availability allows, judged on a
@@ -188,6 +194,7 @@ func (r *Rollout) stepDown(ctx context.Context, plan rollingPlan, p *pair) (bool
 		return false, nil
 	}
 	r.printf("    Scaling %s down to %d", p.from.Name, next)
+	p.since = r.now()
 	scaled, err := r.stepTo(ctx, p.from, next, 0, plan.timeout)
 	if err != nil {
 		return false, err

@@ -123,6 +123,21 @@ func seconds(v *int64, def int64) time.Duration {
 	return time.Duration(*v) * time.Second
 }
 
+// pauseSince pauses until d has passed since p.since, and marks its end as
+// the start of the next pause. OpenShift's deployer sleeps the whole period
+// after the RC manager has reported a scale; counted from the scale write,
+// the period still separates the writes by at least d, and the report's
+// wait (a pod created or deleted: tens of milliseconds on an idle cluster,
+// a pod's termination on a real node) is no longer added to it.
+func (r *Rollout) pauseSince(ctx context.Context, p *pair, d time.Duration) error {
+	if p.since.IsZero() {
+		p.since = r.now()
+	}
+	err := r.pause(ctx, max(d-r.now().Sub(p.since), 0))
+	p.since = r.now()
+	return err
+}
+
 // sleep waits for d unless the context ends first.
 func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)

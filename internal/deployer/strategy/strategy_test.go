@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
+	"slices"
 	"testing"
 	"time"
 
@@ -543,5 +544,40 @@ func TestRollingWaitsForAvailability(t *testing.T) {
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		t.Fatal(err)
+	}
+}
+
+// TestPausesCountFromTheScale: updatePeriodSeconds and intervalSeconds
+// start at the scale write, so the wait for the RC manager's report of the
+// scale is not added to them. On a clock where every scale takes 300 ms to
+// be reported, each pause of the rolling update is 300 ms short of its
+// period, and the writes stay at least a period apart.
+func TestPausesCountFromTheScale(t *testing.T) {
+	const scaleTakes = 300 * time.Millisecond
+	e := setup(t, fc.Options{}, 3, "")
+	setupScales := len(e.cluster.Scales())
+	var paused time.Duration
+	var pauses []time.Duration
+	start := time.Unix(0, 0)
+	e.rollout.now = func() time.Time {
+		return start.Add(time.Duration(len(e.cluster.Scales())-setupScales)*scaleTakes + paused)
+	}
+	e.rollout.pause = func(ctx context.Context, d time.Duration) error {
+		pauses, paused = append(pauses, d), paused+d
+		return ctx.Err()
+	}
+	params := rolling("1", "0", 5)
+	params.UpdatePeriodSeconds, params.IntervalSeconds = ptr.To[int64](2), ptr.To[int64](1)
+	if _, err := e.rollout.Rolling(t.Context(), params, e.from, e.to, 3); err != nil {
+		t.Fatal(err)
+	}
+	// Up, updatePeriod, down, interval: three times, without the last
+	// interval (the rollout is over).
+	want := []time.Duration{1700 * time.Millisecond, 700 * time.Millisecond, 1700 * time.Millisecond, 700 * time.Millisecond, 1700 * time.Millisecond}
+	if !slices.Equal(pauses, want) {
+		t.Errorf("pauses = %v, want %v", pauses, want)
+	}
+	if got := e.scales(setupScales); got != "web-2=1 web-1=2 web-2=2 web-1=1 web-2=3 web-1=0" {
+		t.Errorf("scales = %s", got)
 	}
 }
