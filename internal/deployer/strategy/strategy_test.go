@@ -5,9 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
-	"slices"
 	"testing"
 	"time"
 
