@@ -171,6 +171,39 @@ func TestCachedMetadataUnchanged(t *testing.T) {
 	}
 }
 
+// TestCachedDCConditions: the cache keeps a DeploymentConfig's conditions
+// as they are, in a slice of their number, and the status a sync writes
+// from the cached copy carries them unchanged.
+func TestCachedDCConditions(t *testing.T) {
+	now := metav1.Now()
+	full := testDC(func(dc *dcv1.DeploymentConfig) {
+		for _, ct := range []dcv1.DeploymentConditionType{"Available", "Progressing", "Ready", "Reconciling", "Stalled"} {
+			dc.Status.Conditions = append(dc.Status.Conditions, dcv1.DeploymentCondition{
+				Type: ct, Status: corev1.ConditionTrue, LastUpdateTime: now, LastTransitionTime: now,
+				Reason: "RolloutComplete", Message: "Rollout #3 is complete",
+			})
+		}
+	})
+	obj, err := transformDC(full.DeepCopy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := obj.(*dcv1.DeploymentConfig).Status.Conditions
+	if !reflect.DeepEqual(got, full.Status.Conditions) {
+		t.Errorf("cached conditions = %+v, want %+v", got, full.Status.Conditions)
+	}
+	if cap(got) != len(got) {
+		t.Errorf("cached conditions have room for %d, want %d", cap(got), len(got))
+	}
+	none, err := transformDC(testDC(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := none.(*dcv1.DeploymentConfig).Status.Conditions; c != nil {
+		t.Errorf("a DC without conditions has %+v once cached", c)
+	}
+}
+
 // TestCachedDCDecidesAlike: a DeploymentConfig read from the cache and
 // expanded fires the same triggers as the full one, and the deployment
 // made from it encodes no cache-only annotation.
