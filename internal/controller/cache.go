@@ -31,9 +31,10 @@ import (
 const cachedSummaryAnnotation = dcv1.KeyPrefix + "cached-config-summary"
 
 // transformRC slims an RC for the cache: no managedFields, no pod template,
-// no selector once an RC manager has reported on it, and, once its deployer pod exists (phase past New), the encoded
-// DeploymentConfig replaced by its summary. A New RC keeps the encoding:
-// the deployer controller builds the deployer pod from it.
+// no selector once an RC manager has reported on it, and, once its
+// deployer pod exists (phase past New), the encoded DeploymentConfig
+// replaced by its summary. A New RC keeps the encoding: the deployer
+// controller builds the deployer pod from it.
 func transformRC(obj any) (any, error) {
 	rc, ok := obj.(*corev1.ReplicationController)
 	if !ok {
