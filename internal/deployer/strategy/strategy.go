@@ -128,11 +128,9 @@ func seconds(v *int64, def int64) time.Duration {
 // after the RC manager has reported a scale; counted from the scale write,
 // the period still separates the writes by at least d, and the report's
 // wait (a pod created or deleted: tens of milliseconds on an idle cluster,
-// a pod's termination on a real node) is no longer added to it.
+// a pod's termination on a real node) is no longer added to it. Every
+// caller pauses after a scale, which set p.since.
 func (r *Rollout) pauseSince(ctx context.Context, p *pair, d time.Duration) error {
-	if p.since.IsZero() {
-		p.since = r.now()
-	}
 	err := r.pause(ctx, max(d-r.now().Sub(p.since), 0))
 	p.since = r.now()
 	return err
