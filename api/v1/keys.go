@@ -112,6 +112,28 @@ const (
 	PromoteRequestAnnotation = KeyPrefix + "promote-request"
 	// PromoteFull is the PromoteRequestAnnotation value of `promote --full`.
 	PromoteFull = "full"
+	// DeploymentPauseReasonAnnotation says, beside
+	// DeploymentPausedSinceAnnotation, why the rollout waits for `kubectl dc
+	// rollout promote`: one of the PauseReason values.
+	DeploymentPauseReasonAnnotation = KeyPrefix + "deployment.pause-reason"
+	// DeploymentSwitchedAnnotation is written by the BlueGreen deployer on
+	// the new deployment just before the active Service switches to it:
+	// SwitchedTrial while a postPromotionAnalysis may still switch back,
+	// SwitchedFinal once the switch is the point of no return. A deployment
+	// switched for good is live: the next rollout replaces it and the
+	// fall-back keeps it, even when its own rollout was then cancelled (a
+	// newer version arriving during scaleDownDelaySeconds).
+	DeploymentSwitchedAnnotation = KeyPrefix + "deployment.switched"
+	// SwitchedTrial: the active Service selects the deployment while its
+	// postPromotionAnalysis runs.
+	SwitchedTrial = "trial"
+	// SwitchedFinal: the active Service selects the deployment for good.
+	SwitchedFinal = "final"
+	// ServiceOfLabel marks a Service that dc-controller keeps pointed at a
+	// BlueGreen DeploymentConfig's deployments (its active or preview
+	// Service); its value is the DeploymentConfig's name. The controller's
+	// watch of Services selects on it.
+	ServiceOfLabel = KeyPrefix + "service-of"
 
 	// DeployerPodIgnoreAnnotation on a DeploymentConfig makes the controller
 	// create its ReplicationControllers but never a deployer pod.
@@ -202,4 +224,26 @@ const (
 	PausedReason = "Paused"
 	// RolloutFailedReason: the latest rollout failed (Stalled).
 	RolloutFailedReason = "RolloutFailed"
+	// AwaitingPromotionReason: the latest rollout waits for `kubectl dc
+	// rollout promote` (a pause step, an Inconclusive analysis, a
+	// blue-green promotion gate); Reconciling, and Argo CD calls it
+	// Suspended.
+	AwaitingPromotionReason = "AwaitingPromotion"
+)
+
+// PauseReason says why a rollout waits for a person
+// (DeploymentPauseReasonAnnotation).
+type PauseReason string
+
+// The reasons a rollout waits for `kubectl dc rollout promote`.
+const (
+	// PauseReasonPause: a canary pause step without a duration (or before
+	// its duration is up).
+	PauseReasonPause PauseReason = "Pause"
+	// PauseReasonInconclusive: an analysis was Inconclusive; promote goes
+	// on, cancel aborts.
+	PauseReasonInconclusive PauseReason = "Inconclusive"
+	// PauseReasonPromotion: a blue-green rollout waits to switch the active
+	// Service.
+	PauseReasonPromotion PauseReason = "Promotion"
 )

@@ -47,6 +47,24 @@ type Analysis struct {
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=16
 	Metrics []AnalysisMetric `json:"metrics"`
+
+	// DryRun names metrics that are measured and recorded but never decide
+	// the analysis, as Argo Rollouts' dryRun: their failures, errors and
+	// inconclusive results are logged and counted only. A metricName of
+	// "*" makes every metric a dry run.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=map
+	// +listMapKey=metricName
+	// +optional
+	DryRun []DryRunMetric `json:"dryRun,omitempty"`
+}
+
+// DryRunMetric names a metric of an analysis that runs as a dry run.
+type DryRunMetric struct {
+	// MetricName is the name of a metric of the analysis, or "*" for all.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	MetricName string `json:"metricName"`
 }
 
 // AnalysisMetric is one query and the conditions that judge its result.
@@ -84,9 +102,10 @@ type PrometheusMetric struct {
 	// +kubebuilder:validation:Pattern=`^https?://[^/?#\s]+`
 	Address string `json:"address"`
 
-	// Query is the PromQL query, a Go template that may use {{.Namespace}},
+	// Query is the PromQL query. It may use {{.Namespace}},
 	// {{.DeploymentConfig}}, {{.Deployment}} (the ReplicationController) and
-	// {{.Version}}; it must return a vector or a scalar.
+	// {{.Version}}, and nothing else of Go templates (no actions, functions
+	// or pipelines); it must return a vector or a scalar.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=8192
 	Query string `json:"query"`
@@ -151,6 +170,13 @@ type BlueGreenDeploymentStrategyParams struct {
 	// Service switches to it.
 	// +optional
 	PrePromotionAnalysis *Analysis `json:"prePromotionAnalysis,omitempty"`
+
+	// PostPromotionAnalysis measures the new deployment after the active
+	// Service switched to it, before the old deployment scales down. A
+	// failure switches the active Service back to the old deployment and
+	// fails the rollout; once it passes, the switch is final.
+	// +optional
+	PostPromotionAnalysis *Analysis `json:"postPromotionAnalysis,omitempty"`
 
 	// AutoPromotionSeconds promotes the new deployment this long after it is
 	// ready; without it the rollout waits for `kubectl dc rollout promote`.

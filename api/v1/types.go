@@ -53,7 +53,7 @@ type DeploymentConfigList struct {
 //
 // +kubebuilder:validation:XValidation:rule="(has(self.selector) && size(self.selector) > 0) || (has(self.template.metadata) && has(self.template.metadata.labels) && size(self.template.metadata.labels) > 0)",message="must not be empty: set spec.selector or spec.template.metadata.labels",fieldPath=".selector"
 // +kubebuilder:validation:XValidation:rule="!has(self.selector) || self.selector.all(k, has(self.template.metadata) && has(self.template.metadata.labels) && k in self.template.metadata.labels && self.template.metadata.labels[k] == self.selector[k])",message="must match spec.template.metadata.labels: every selector key must be a template label with the same value",fieldPath=".selector"
-// +kubebuilder:validation:XValidation:rule="!has(self.minReadySeconds) || self.minReadySeconds < (self.strategy.type == 'Recreate' && has(self.strategy.recreateParams) && has(self.strategy.recreateParams.timeoutSeconds) ? self.strategy.recreateParams.timeoutSeconds : (self.strategy.type == 'Rolling' && has(self.strategy.rollingParams) && has(self.strategy.rollingParams.timeoutSeconds) ? self.strategy.rollingParams.timeoutSeconds : 600))",message="must be less than the strategy's timeoutSeconds",fieldPath=".minReadySeconds"
+// +kubebuilder:validation:XValidation:rule="!has(self.minReadySeconds) || self.minReadySeconds < (self.strategy.type == 'Recreate' && has(self.strategy.recreateParams) && has(self.strategy.recreateParams.timeoutSeconds) ? self.strategy.recreateParams.timeoutSeconds : (self.strategy.type == 'Rolling' && has(self.strategy.rollingParams) && has(self.strategy.rollingParams.timeoutSeconds) ? self.strategy.rollingParams.timeoutSeconds : (self.strategy.type == 'BlueGreen' && has(self.strategy.blueGreenParams) && has(self.strategy.blueGreenParams.timeoutSeconds) ? self.strategy.blueGreenParams.timeoutSeconds : 600)))",message="must be less than the strategy's timeoutSeconds",fieldPath=".minReadySeconds"
 // +kubebuilder:validation:XValidation:rule="!has(self.triggers) || self.triggers.all(t, t.type != 'ImageChange' || !has(t.imageChangeParams) || t.imageChangeParams.containerNames.all(n, self.template.spec.containers.exists(c, c.name == n) || (has(self.template.spec.initContainers) && self.template.spec.initContainers.exists(c, c.name == n))))",message="imageChangeParams.containerNames must name containers of spec.template",fieldPath=".triggers"
 // +kubebuilder:validation:XValidation:rule="!has(self.strategy.rollingParams) || !has(self.strategy.rollingParams.pre) || !has(self.strategy.rollingParams.pre.execNewPod) || (has(self.strategy.rollingParams.pre.execNewPod.containerName) ? self.template.spec.containers.exists(c, c.name == self.strategy.rollingParams.pre.execNewPod.containerName) : size(self.template.spec.containers) == 1)",message="must name a container of spec.template (it may be omitted only when the template has one container)",fieldPath=".strategy.rollingParams.pre.execNewPod.containerName"
 // +kubebuilder:validation:XValidation:rule="!has(self.strategy.rollingParams) || !has(self.strategy.rollingParams.post) || !has(self.strategy.rollingParams.post.execNewPod) || (has(self.strategy.rollingParams.post.execNewPod.containerName) ? self.template.spec.containers.exists(c, c.name == self.strategy.rollingParams.post.execNewPod.containerName) : size(self.template.spec.containers) == 1)",message="must name a container of spec.template (it may be omitted only when the template has one container)",fieldPath=".strategy.rollingParams.post.execNewPod.containerName"
@@ -224,6 +224,7 @@ type RecreateDeploymentStrategyParams struct {
 // RollingDeploymentStrategyParams are the parameters of the Rolling strategy.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.maxSurge) || !has(self.maxUnavailable) || !((type(self.maxSurge) == int ? self.maxSurge == 0 : self.maxSurge == '0%') && (type(self.maxUnavailable) == int ? self.maxUnavailable == 0 : self.maxUnavailable == '0%'))",message="maxSurge and maxUnavailable must not both be zero",fieldPath=".maxUnavailable"
+// +kubebuilder:validation:XValidation:rule="!has(self.analysis) || (has(self.steps) && size(self.steps) > 0)",message="a background analysis needs steps: without them the rollout has nothing to run it beside",fieldPath=".analysis"
 type RollingDeploymentStrategyParams struct {
 	// UpdatePeriodSeconds is the pause between a scale-up and the next check.
 	// +kubebuilder:default=1
@@ -274,6 +275,14 @@ type RollingDeploymentStrategyParams struct {
 	// +kubebuilder:validation:MaxItems=64
 	// +optional
 	Steps []RollingStep `json:"steps,omitempty"`
+
+	// Analysis is a background analysis, as Argo Rollouts' strategy-level
+	// canary analysis: it measures the new deployment from the first step
+	// of a canary until the rollout reaches 100%, beside the steps, and a
+	// failure ends the rollout at once. Without count it measures every
+	// interval until the rollout is done. It needs steps.
+	// +optional
+	Analysis *Analysis `json:"analysis,omitempty"`
 }
 
 // LifecycleHookFailurePolicy says what a failed hook does to the rollout.
