@@ -75,8 +75,9 @@ const (
 	ImageTriggerRequestAnnotation = KeyPrefix + "image-trigger-request"
 
 	// RolloutRequestAnnotation on a DeploymentConfig asks dc-controller to
-	// cancel ("cancel") or retry ("retry") its latest rollout, as `kubectl
-	// dc rollout cancel/retry` do, for clients that can only patch the
+	// cancel ("cancel"), retry ("retry") or promote ("promote",
+	// "promote-full") its latest rollout, as `kubectl dc rollout
+	// cancel/retry/promote [--full]` do, for clients that can only patch the
 	// DeploymentConfig itself (Argo CD's resource actions). The controller
 	// acts, or refuses with a RolloutRequestRefused event, and removes it.
 	RolloutRequestAnnotation = KeyPrefix + "rollout-request"

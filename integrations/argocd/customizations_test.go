@@ -238,7 +238,7 @@ func TestActionScripts(t *testing.T) {
 	}
 }
 
-// TestPausedActionsRefuse: latest, cancel and retry refuse a paused
+// TestPausedActionsRefuse: latest, cancel (abort) and retry refuse a paused
 // DeploymentConfig with the words of `kubectl dc rollout`.
 func TestPausedActionsRefuse(t *testing.T) {
 	dir := filepath.Join(root, "apps.deployconfig.io", "DeploymentConfig", "actions")
@@ -246,6 +246,7 @@ func TestPausedActionsRefuse(t *testing.T) {
 	for action, want := range map[string]string{
 		"latest": "cannot deploy a paused deployment config",
 		"cancel": "unable to cancel paused deployment",
+		"abort":  "unable to cancel paused deployment",
 		"retry":  "unable to retry paused deployment",
 	} {
 		t.Run(action, func(t *testing.T) {
@@ -302,7 +303,7 @@ func TestDocsSnippetMatchesTheScripts(t *testing.T) {
 			t.Errorf("action %s of docs/gitops.md differs:\n%s", d.Name, d.Action)
 		}
 	}
-	if got := strings.Join(names, ","); got != "latest,cancel,retry,pause,resume" {
+	if got := strings.Join(names, ","); got != "latest,cancel,abort,promote,promote-full,retry,pause,resume" {
 		t.Errorf("docs/gitops.md defines actions %s", got)
 	}
 }

@@ -27,6 +27,10 @@ const (
 	DefaultQueryTimeout = 10 * time.Second
 )
 
+// DryRunAll as a dryRun metricName makes every metric of the analysis a
+// dry run.
+const DryRunAll = "*"
+
 // Phase is the verdict on a measurement or on a whole analysis.
 type Phase string
 
@@ -57,7 +61,7 @@ type Vars struct {
 	Version          int64
 }
 
-// SampleVars are the values validation renders query templates with.
+// SampleVars are example values of Vars, for tests and examples.
 func SampleVars() Vars {
 	return Vars{Namespace: "default", DeploymentConfig: "example", Deployment: "example-1", Version: 1}
 }
@@ -122,6 +126,7 @@ func Run(ctx context.Context, spec dcv1.Analysis, vars Vars, opts Options) (Outc
 		metrics:    metrics,
 		interval:   interval,
 	}
+	markDryRuns(metrics, spec.DryRun)
 	r.logf("analysis started: %d metric(s), %d measurement(s) %s apart", len(metrics), count, interval)
 	outcome, err := r.loop(ctx)
 	if err != nil {
@@ -170,7 +175,7 @@ func (r *run) loop(ctx context.Context) (Outcome, error) {
 	for {
 		done := true
 		for _, m := range r.metrics {
-			if m.judged >= r.count {
+			if m.done(r.count) {
 				continue
 			}
 			done = false
@@ -190,10 +195,11 @@ func (r *run) loop(ctx context.Context) (Outcome, error) {
 	}
 }
 
-// allJudged reports whether every metric has its count of verdicts.
+// allJudged reports whether every metric has its count of verdicts (or,
+// for a dry run, reached a verdict of its own).
 func (r *run) allJudged() bool {
 	for _, m := range r.metrics {
-		if m.judged < r.count {
+		if !m.done(r.count) {
 			return false
 		}
 	}
@@ -208,10 +214,10 @@ func (r *run) measure(ctx context.Context, m *metric) (Outcome, bool) {
 	switch mm.phase {
 	case Error:
 		m.errorsInRow++
-		r.logf("analysis %q measurement #%d: Error (%d in a row, consecutiveErrorLimit %d): %s", m.name, m.judged+m.errors+1, m.errorsInRow, r.errorLimit, mm.detail)
+		r.logf("analysis %s measurement #%d: Error (%d in a row, consecutiveErrorLimit %d): %s", m.label(), m.judged+m.errors+1, m.errorsInRow, r.errorLimit, mm.detail)
 		m.errors++
 		if m.errorsInRow > r.errorLimit {
-			return r.end(Error, m, fmt.Sprintf("metric %q had %d errors in a row (consecutiveErrorLimit %d): %s", m.name, m.errorsInRow, r.errorLimit, mm.detail)), true
+			return r.decide(m, Error, fmt.Sprintf("metric %q had %d errors in a row (consecutiveErrorLimit %d): %s", m.name, m.errorsInRow, r.errorLimit, mm.detail))
 		}
 		return Outcome{}, false
 	case Failed:
@@ -221,19 +227,31 @@ func (r *run) measure(ctx context.Context, m *metric) (Outcome, bool) {
 	}
 	m.errorsInRow = 0
 	m.judged++
-	r.logf("analysis %q measurement #%d: %s: %s", m.name, m.judged+m.errors, mm.phase, mm.detail)
+	r.logf("analysis %s measurement #%d: %s: %s", m.label(), m.judged+m.errors, mm.phase, mm.detail)
 	switch {
 	case mm.phase == Failed && m.failures > r.failLimit:
-		return r.end(Failed, m, fmt.Sprintf("metric %q failed %d measurement(s) (failureLimit %d): %s", m.name, m.failures, r.failLimit, mm.detail)), true
+		return r.decide(m, Failed, fmt.Sprintf("metric %q failed %d measurement(s) (failureLimit %d): %s", m.name, m.failures, r.failLimit, mm.detail))
 	case mm.phase == Inconclusive:
-		return r.end(Inconclusive, m, fmt.Sprintf("metric %q was inconclusive: %s", m.name, mm.detail)), true
+		return r.decide(m, Inconclusive, fmt.Sprintf("metric %q was inconclusive: %s", m.name, mm.detail))
 	}
+	return Outcome{}, false
+}
+
+// decide is metric m reaching verdict p: the end of the analysis, or for
+// a dry-run metric the end of its own measurements only, kept for the
+// outcome's message.
+func (r *run) decide(m *metric, p Phase, msg string) (Outcome, bool) {
+	if !m.dryRun {
+		return r.end(p, m, msg), true
+	}
+	m.verdict, m.verdictMessage = p, msg
+	r.logf("analysis %s %s; a dry run decides nothing: %s", m.label(), p, msg)
 	return Outcome{}, false
 }
 
 // end is an outcome decided by metric m.
 func (r *run) end(p Phase, m *metric, msg string) Outcome {
-	return Outcome{Phase: p, Metric: m.name, Message: msg, Measurements: r.taken}
+	return Outcome{Phase: p, Metric: m.name, Message: msg + r.dryRunSummary(), Measurements: r.taken}
 }
 
 // success is the outcome when every metric got its count of verdicts.
@@ -244,9 +262,39 @@ func (r *run) success() Outcome {
 	}
 	return Outcome{
 		Phase:        Successful,
-		Message:      fmt.Sprintf("%d measurement(s) of metric %s", r.taken, strings.Join(names, ", ")),
+		Message:      fmt.Sprintf("%d measurement(s) of metric %s", r.taken, strings.Join(names, ", ")) + r.dryRunSummary(),
 		Measurements: r.taken,
 	}
+}
+
+// dryRunSummary is what the dry-run metrics measured, for the end of an
+// outcome's message: "; dry run: metric "b" Failed: ...". It is where a
+// dry run is recorded (the annotation and event of Record carry it).
+func (r *run) dryRunSummary() string {
+	var b strings.Builder
+	for _, m := range r.metrics {
+		if !m.dryRun || m.judged+m.errors == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "; dry run: metric %q ", m.name)
+		switch {
+		case m.verdict != "":
+			fmt.Fprintf(&b, "%s: %s", m.verdict, m.verdictMessage)
+		default:
+			phase := "Successful"
+			if m.judged < r.count {
+				phase = "Running"
+			}
+			fmt.Fprintf(&b, "%s: %d measurement(s)", phase, m.judged)
+			if m.failures > 0 {
+				fmt.Fprintf(&b, ", %d failed (failureLimit %d)", m.failures, r.failLimit)
+			}
+			if m.errors > 0 {
+				fmt.Fprintf(&b, ", %d error(s)", m.errors)
+			}
+		}
+	}
+	return b.String()
 }
 
 // logf writes one line of the analysis to the log.

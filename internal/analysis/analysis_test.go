@@ -3,6 +3,7 @@ package analysis
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -157,15 +158,44 @@ func TestRunUnreachable(t *testing.T) {
 	}
 }
 
+// TestRunInterrupted checks what a user sees of an analysis whose deployer
+// stops (a cancel) between two measurements: an error that says so and
+// wraps the context's, an Error outcome counting the measurement taken, a
+// log with that measurement and no verdict on the deployment.
 func TestRunInterrupted(t *testing.T) {
 	srv := httptest.NewServer(&fakeProm{answers: []string{good}})
 	defer srv.Close()
-	spec := dcv1.Analysis{Count: ptr(2), Metrics: []dcv1.AnalysisMetric{{
+	spec := dcv1.Analysis{Count: ptr(2), Interval: metav1.Duration{Duration: time.Minute}, Metrics: []dcv1.AnalysisMetric{{
 		Name: "up", Prometheus: &dcv1.PrometheusMetric{Address: srv.URL, Query: "up"}, SuccessCondition: "true",
 	}}}
 	ctx, cancel := context.WithCancel(context.Background())
-	_, err := Run(ctx, spec, Vars{}, Options{Sleep: func(context.Context, time.Duration) error { cancel(); return context.Canceled }})
-	if err == nil {
-		t.Fatal("Run returned no error after its context was cancelled")
+	defer cancel()
+	var out bytes.Buffer
+	sleeps := 0
+	got, err := Run(ctx, spec, Vars{}, Options{Out: &out, Label: "step-2", Sleep: func(ctx context.Context, _ time.Duration) error {
+		sleeps++
+		cancel()
+		return ctx.Err()
+	}})
+	if err == nil || !errors.Is(err, context.Canceled) || err.Error() != "analysis interrupted: context canceled" {
+		t.Fatalf("err = %v, want \"analysis interrupted: context canceled\" wrapping context.Canceled", err)
+	}
+	if got.Phase != Error || got.Measurements != 1 || got.Message != "the analysis was interrupted" {
+		t.Errorf("outcome = %+v, want Error after 1 measurement, \"the analysis was interrupted\"", got)
+	}
+	if sleeps != 1 {
+		t.Errorf("%d waits between measurements, want 1", sleeps)
+	}
+	log := out.String()
+	for _, want := range []string{
+		"--> step-2: analysis started: 1 metric(s), 2 measurement(s) 1m0s apart\n",
+		"--> step-2: analysis \"up\" measurement #1: Successful",
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %q:\n%s", want, log)
+		}
+	}
+	if strings.Contains(log, "measurement #2") || strings.Contains(log, "--> step-2: analysis Successful") {
+		t.Errorf("log goes on after the cancel:\n%s", log)
 	}
 }

@@ -1,7 +1,10 @@
 package analysis
 
 import (
+	"math"
+	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -41,6 +44,64 @@ func FuzzValidateAndJudge(f *testing.F) {
 			case Successful, Failed, Inconclusive, Error:
 			default:
 				t.Fatalf("judge gave phase %q", got.phase)
+			}
+		}
+	})
+}
+
+// FuzzQueryTemplate feeds query checking with hostile templates: whatever
+// the input, Validate returns (no template is executed, so a loop or a
+// huge printf costs nothing) and does not panic, and a query it accepts
+// renders within MaxQueryBytes with the longest names Kubernetes allows.
+func FuzzQueryTemplate(f *testing.F) {
+	for _, seed := range []string{
+		`{{range 100000}}{{range 100000}}x{{end}}{{end}}`,
+		`{{range 200}}{{printf "%01000000d" 0}}{{end}}`,
+		`{{printf "%0999999999d" 0}}`,
+		`{{define "x"}}{{template "x" .}}{{end}}{{template "x" .}}`,
+		`{{define "query"}}{{.Version}}{{end}}`,
+		`{{block "b" .}}{{range 10}}{{.Deployment}}{{end}}{{end}}`,
+		`{{range $i, $e := 5}}{{range $i}}{{$e}}{{end}}{{end}}`,
+		`{{with .Deployment}}{{.}}{{end}}{{if .Version}}{{len .Namespace}}{{end}}`,
+		`{{.Version | printf "%d" | printf "%s"}}`,
+		`{{- .Namespace -}} {{.DeploymentConfig}}{{/* c */}}{{ .Deployment }}{{.Version}}`,
+		`sum(rate(x{deployment="{{.Deployment}}"}[1m]))`,
+		`{{(((((.Version)))))}}`,
+	} {
+		f.Add(seed)
+	}
+	longest := Vars{Namespace: strings.Repeat("n", 63), DeploymentConfig: strings.Repeat("d", 253), Deployment: strings.Repeat("r", 253), Version: math.MinInt64}
+	f.Fuzz(func(t *testing.T, query string) {
+		if len(query) > 8192 {
+			// The CRD refuses longer queries.
+			return
+		}
+		spec := &dcv1.Analysis{Metrics: []dcv1.AnalysisMetric{{
+			Name: "m", Prometheus: &dcv1.PrometheusMetric{Address: "http://127.0.0.1:9090", Query: query}, SuccessCondition: "true",
+		}}}
+		done := make(chan field.ErrorList, 1)
+		go func() { done <- Validate(spec, field.NewPath("spec")) }()
+		// A hang detector, not a timing assertion: checking is linear in
+		// the query's length, microseconds where the old renderer ran for
+		// ever.
+		timer := time.NewTimer(time.Minute)
+		defer timer.Stop()
+		var errs field.ErrorList
+		select {
+		case errs = <-done:
+		case <-timer.C:
+			t.Fatalf("Validate did not return within a minute for %q", query)
+		}
+		if len(errs) > 0 {
+			return
+		}
+		for _, vars := range []Vars{SampleVars(), longest} {
+			out, err := RenderQuery(query, vars)
+			if err != nil {
+				t.Fatalf("Validate accepted %q but it does not render: %v", query, err)
+			}
+			if len(out) > MaxQueryBytes {
+				t.Fatalf("Validate accepted %q but it renders %d bytes", query, len(out))
 			}
 		}
 	})

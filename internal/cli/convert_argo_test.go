@@ -3,9 +3,11 @@ package cli
 import "testing"
 
 // TestConvertArgoRollouts converts Argo Rollouts manifests: canary steps
-// with an inlined AnalysisTemplate, blue-green with a pre-promotion
-// analysis, and the features that have no equivalent (each named in a
-// warning).
+// with an inlined AnalysisTemplate, blue-green with pre- and
+// post-promotion analyses, a background analysis, dry-run metrics, and
+// the features that have no equivalent (each named in a warning, with its
+// path). A pause without a duration is bounded by the deployer pod's
+// activeDeadlineSeconds, which a warning says.
 func TestConvertArgoRollouts(t *testing.T) {
 	runCases(t, []commandCase{{
 		name: "canary with an analysis step",
@@ -16,6 +18,9 @@ func TestConvertArgoRollouts(t *testing.T) {
 	}, {
 		name: "what does not fit",
 		args: []string{"convert", "-f", "testdata/convert/argo-unsupported.yaml"},
+	}, {
+		name: "analyses: background, dry run, post-promotion, and what they drop",
+		args: []string{"convert", "-f", "testdata/convert/argo-analyses.yaml"},
 	}, {
 		name:  "bad pause duration",
 		args:  []string{"convert", "-f", "-"},

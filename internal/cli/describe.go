@@ -139,6 +139,10 @@ func describeStrategy(d *describer, s *dcv1.DeploymentStrategy) {
 		describeHook(d, "Pre-deployment hook", p.Pre)
 		describeHook(d, "Post-deployment hook", p.Post)
 		describeSteps(d, p.Steps)
+		if p.Analysis != nil {
+			d.heading(1, "Background analysis")
+			describeAnalysis(d, 2, p.Analysis)
+		}
 	}
 	if p := s.BlueGreenParams; p != nil && s.Type == dcv1.DeploymentStrategyTypeBlueGreen {
 		describeBlueGreen(d, p)
@@ -199,6 +203,10 @@ func describeBlueGreen(d *describer, p *dcv1.BlueGreenDeploymentStrategyParams) 
 		d.heading(1, "Pre-promotion analysis")
 		describeAnalysis(d, 2, p.PrePromotionAnalysis)
 	}
+	if p.PostPromotionAnalysis != nil {
+		d.heading(1, "Post-promotion analysis")
+		describeAnalysis(d, 2, p.PostPromotionAnalysis)
+	}
 }
 
 func describeHook(d *describer, title string, h *dcv1.LifecycleHook) {
@@ -237,6 +245,13 @@ func describeAnalysis(d *describer, level int, a *dcv1.Analysis) {
 	d.line(level, "Analysis", fmt.Sprintf("%d measurement(s) every %s, failureLimit %d, consecutiveErrorLimit %d",
 		count(a.Count, analysis.DefaultCount), a.Interval.Duration, count(a.FailureLimit, analysis.DefaultFailureLimit),
 		count(a.ConsecutiveErrorLimit, analysis.DefaultConsecutiveErrorLimit)))
+	if len(a.DryRun) > 0 {
+		names := make([]string, len(a.DryRun))
+		for i, m := range a.DryRun {
+			names[i] = m.MetricName
+		}
+		d.line(level+1, "Dry Run", strings.Join(names, ", ")+" (measured and recorded only)")
+	}
 	for _, m := range a.Metrics {
 		if m.Prometheus != nil {
 			d.line(level+1, "Metric "+m.Name, m.Prometheus.Address+" "+strings.TrimSpace(m.Prometheus.Query))
@@ -298,7 +313,7 @@ func (a *app) describeDeployments(d *describer, dc *dcv1.DeploymentConfig, rcs [
 		d.line(0, "Latest Deployment", "<none>")
 		return
 	}
-	active := deployment.LatestComplete(rcs, nil)
+	active := deployment.Live(rcs, nil)
 	for _, rc := range newest(rcs, statusDeployments) {
 		title := fmt.Sprintf("Deployment #%d", deployment.Version(rc))
 		switch {

@@ -21,8 +21,9 @@ func newRolloutPromoteCommand(a *app) *cobra.Command {
 		Use:   "promote NAME [--full]",
 		Short: "End the pause of a canary step, or switch a blue-green rollout",
 		Long: `Promote the running rollout of a DeploymentConfig. A Rolling rollout with
-steps that is paused at a step goes on to the next step; with --full it skips
-every remaining step (pauses and analyses) and goes to 100%. A BlueGreen
+steps that is paused at a step, or waits after an Inconclusive analysis, goes
+on to the next step; with --full it skips every remaining step (pauses and
+analyses, stopping an analysis that is running) and goes to 100%. A BlueGreen
 rollout switches its active Service to the new deployment (no need to wait
 for autoPromotionSeconds).
 
@@ -91,6 +92,9 @@ func promoteRequest(rc *corev1.ReplicationController, full bool) (string, string
 	}
 	if rc.Annotations[dcv1.DeploymentPausedSinceAnnotation] == "" {
 		return "", "", fmt.Errorf("rollout #%d is at step %s of %s and not paused; use --full to skip the remaining steps", version, step, total)
+	}
+	if rc.Annotations[dcv1.DeploymentPauseReasonAnnotation] == string(dcv1.PauseReasonInconclusive) {
+		return step, fmt.Sprintf("going on after the inconclusive analysis of step %s of %s", step, total), nil
 	}
 	return step, fmt.Sprintf("ending the pause of step %s of %s", step, total), nil
 }

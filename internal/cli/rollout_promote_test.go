@@ -47,7 +47,10 @@ var (
 	atStep4Timed = annotated(dcv1.DeploymentStepAnnotation, "4", dcv1.DeploymentStepsAnnotation, "4",
 		dcv1.DeploymentWeightAnnotation, "60", dcv1.DeploymentPausedSinceAnnotation, "2026-03-01T11:59:50Z",
 		dcv1.DeploymentPauseDurationAnnotation, "30s")
-	blueGreenWaiting = annotated(dcv1.DeploymentPausedSinceAnnotation, "2026-03-01T11:59:00Z")
+	blueGreenWaiting    = annotated(dcv1.DeploymentPausedSinceAnnotation, "2026-03-01T11:59:00Z")
+	atStep5Inconclusive = annotated(dcv1.DeploymentStepAnnotation, "5", dcv1.DeploymentStepsAnnotation, "5",
+		dcv1.DeploymentWeightAnnotation, "60", dcv1.DeploymentPausedSinceAnnotation, "2026-03-01T11:59:50Z",
+		dcv1.DeploymentPauseReasonAnnotation, string(dcv1.PauseReasonInconclusive))
 )
 
 // progressive is web at #2, running with the given strategy and recorded
@@ -77,6 +80,12 @@ func TestRolloutPromote(t *testing.T) {
 		objs:  progressive(canarySteps, atStep2Paused),
 		args:  []string{"rollout", "promote", "web"},
 		check: wantPromoteRequest("2"),
+	}, {
+		// An Inconclusive analysis waits for a person; promote goes on.
+		name:  "goes on after an inconclusive analysis",
+		objs:  progressive(func(dc *dcv1.DeploymentConfig) { canarySteps(dc); withAnalysis(dc) }, atStep5Inconclusive),
+		args:  []string{"rollout", "promote", "web"},
+		check: wantPromoteRequest("5"),
 	}, {
 		name:  "full",
 		objs:  progressive(canarySteps, atStep3),

@@ -27,7 +27,8 @@ func newRolloutRetryCommand(a *app) *cobra.Command {
 		Short: "Retry the latest rollout of a DeploymentConfig when it failed",
 		Long: `Run the latest rollout again when it failed: its deployer and hook pods are
 deleted, its cancellation and failure reason are cleared, and it starts over
-with a new deployer pod. Only a failed latest rollout can be retried.`,
+with a new deployer pod, from the first canary step: the step, pause, promote
+request and analysis records of the failed run are removed. Only a failed latest rollout can be retried.`,
 		Example:           `  kubectl dc rollout retry web`,
 		Args:              nameArg("retry"),
 		ValidArgsFunction: a.completeDCName,
@@ -138,7 +139,9 @@ func waitPodsGone(ctx context.Context, c *Clients, rc *corev1.ReplicationControl
 }
 
 // resetToNew moves a failed deployment back to New, without its cancel
-// mark and failure reason: the deployer controller starts it over.
+// mark and failure reason and without any record of how far it went (its
+// canary step, pause, promote request, analysis outcomes): the deployer
+// controller starts it over, from its first step.
 func resetToNew(ctx context.Context, c *Clients, rc *corev1.ReplicationController) error {
 	rcs := c.Kube.CoreV1().ReplicationControllers(rc.Namespace)
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -151,6 +154,7 @@ func resetToNew(ctx context.Context, c *Clients, rc *corev1.ReplicationControlle
 		}
 		delete(fresh.Annotations, dcv1.DeploymentCancelledAnnotation)
 		delete(fresh.Annotations, dcv1.DeploymentStatusReasonAnnotation)
+		deployment.ClearProgress(fresh.Annotations)
 		fresh.Annotations[dcv1.DeploymentPhaseAnnotation] = string(dcv1.DeploymentPhaseNew)
 		_, err = rcs.Update(ctx, fresh, metav1.UpdateOptions{})
 		return err

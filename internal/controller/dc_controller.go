@@ -49,6 +49,8 @@ type DeploymentConfigReconciler struct {
 	Recorder  events.EventRecorder
 	Clock     clock.PassiveClock
 	access    *deployerAccess
+	// invalid remembers the specs whose analyses are invalid (nil: none).
+	invalid *invalidAnalyses
 }
 
 // Reconcile syncs one DeploymentConfig.
@@ -117,6 +119,12 @@ func (r *DeploymentConfigReconciler) Reconcile(ctx context.Context, req reconcil
 	if dc.Status.LatestVersion == 0 {
 		return r.writeStatus(ctx, dc, original, rcs, nil)
 	}
+	// The Services go first: pointed at the live deployment before the
+	// fall-back scales the others down, they never select one at zero
+	// while another one serves.
+	if err := r.syncServices(ctx, dc, rcs); err != nil {
+		return reconcile.Result{}, err
+	}
 	if latest == nil {
 		createErr := r.startDeployment(ctx, dc, rcs)
 		if isNamespaceTerminating(createErr) {
@@ -145,6 +153,8 @@ func (r *DeploymentConfigReconciler) Reconcile(ctx context.Context, req reconcil
 			return requeueIfBehind(err)
 		}
 		r.tidyHistory(ctx, dc, original, rcs)
+	} else if err := r.recordDesiredReplicas(ctx, dc, latest); err != nil {
+		return requeueIfBehind(err)
 	}
 	return r.writeStatus(ctx, dc, original, rcs, nil)
 }
@@ -328,7 +338,7 @@ func (r *DeploymentConfigReconciler) leftoverPods(ctx context.Context, rcs []*co
 // whose status no RC manager has written yet, whose pods only a lookup can
 // tell.
 func leftoverDeployments(rcs []*corev1.ReplicationController) (counted *corev1.ReplicationController, unreported []*corev1.ReplicationController) {
-	active := deployment.LatestComplete(rcs, nil)
+	active := deployment.Live(rcs, nil)
 	for _, rc := range rcs {
 		if rc == active {
 			continue
@@ -487,7 +497,7 @@ func cancelDeployment(ctx context.Context, c client.Client, rc *corev1.Replicati
 // failed this is the fall-back to the last good version; it also reverts
 // hand edits of an RC's replicas.
 func (r *DeploymentConfigReconciler) scaleDeployments(ctx context.Context, dc *dcv1.DeploymentConfig, rcs []*corev1.ReplicationController) error {
-	active := deployment.LatestComplete(rcs, nil)
+	active := deployment.Live(rcs, nil)
 	want := func(rc *corev1.ReplicationController) int32 {
 		if rc == active && !dc.Spec.Test {
 			return dc.Spec.Replicas
@@ -573,7 +583,7 @@ func prunable(dc *dcv1.DeploymentConfig, rcs []*corev1.ReplicationController) []
 // revisionHistoryLimit, oldest first: those older than the active one, or
 // when none is active every one but the latest version.
 func historyOf(dc *dcv1.DeploymentConfig, rcs []*corev1.ReplicationController) []*corev1.ReplicationController {
-	active := deployment.LatestComplete(rcs, nil)
+	active := deployment.Live(rcs, nil)
 	var out []*corev1.ReplicationController
 	for _, rc := range rcs {
 		v := deployment.Version(rc)

@@ -100,7 +100,25 @@ func NewManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	mgr, err := ctrl.NewManager(cfg, managerOptions(opts, scheme))
+	if err != nil {
+		return nil, fmt.Errorf("create manager: %w", err)
+	}
+	if err := setup(mgr, opts); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// GracefulShutdownTimeout bounds how long dc-controller waits for running
+// syncs when it is told to stop: well below the 30 s a pod gets between
+// SIGTERM and SIGKILL, so that a stuck sync never holds a shutdown (or a
+// leader's handover) until the kill. controller-runtime's default is 30 s.
+const GracefulShutdownTimeout = 10 * time.Second
+
+// managerOptions are the options of dc-controller's manager.
+func managerOptions(opts Options, scheme *runtime.Scheme) ctrl.Options {
+	return ctrl.Options{
 		Scheme:                        scheme,
 		Cache:                         cacheOptions(opts.Namespaces),
 		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
@@ -110,14 +128,8 @@ func NewManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		LeaderElectionID:              LeaderElectionID,
 		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("create manager: %w", err)
+		GracefulShutdownTimeout:       ptr(GracefulShutdownTimeout),
 	}
-	if err := setup(mgr, opts); err != nil {
-		return nil, err
-	}
-	return mgr, nil
 }
 
 // DefaultGCPercent is dc-controller's GOGC when the environment sets none.
@@ -152,6 +164,9 @@ func cacheOptions(namespaces []string) cache.Options {
 				Transform: transformRC,
 			},
 			&corev1.Pod{}: {Label: labels.NewSelector().Add(has(dcv1.DeployerPodForDeploymentLabel)), Field: unfinished(), Transform: transformPod},
+			// Only the Services a BlueGreen DeploymentConfig's sync labelled
+			// (services.go): the cluster's other Services are none of ours.
+			&corev1.Service{}: {Label: labels.NewSelector().Add(has(dcv1.ServiceOfLabel))},
 		},
 	}, namespaces)
 }
@@ -235,6 +250,7 @@ func setup(mgr manager.Manager, opts Options) error {
 	}
 	dcReconciler := &DeploymentConfigReconciler{
 		Client: dcClient, APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: opts.Clock, access: access,
+		invalid: newInvalidAnalyses(),
 	}
 	// Watches rather than For: For's handler gives every event of the
 	// DeploymentConfig itself the default priority.
@@ -242,6 +258,7 @@ func setup(mgr manager.Manager, opts Options) error {
 		Named("deploymentconfig").
 		Watches(&dcv1.DeploymentConfig{}, enqueueByPriority(requestFor, priorities.deploymentConfig)).
 		Watches(&corev1.ReplicationController{}, enqueueDCsOfRC(priorities.deploymentConfigOfRC)).
+		Watches(&corev1.Service{}, enqueueByPriority(deploymentConfigOfService, startsNoRollout)).
 		WithOptions(workerOptions(mgr, "deploymentconfig", dcv1.GroupVersion.WithKind("DeploymentConfig"), opts.Workers)).
 		Complete(dcReconciler)
 	if err != nil {

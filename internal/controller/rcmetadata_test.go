@@ -153,8 +153,8 @@ func FuzzRCMetadata(f *testing.F) {
 		_ = prunable(dc, rcs)
 		_ = settleable(rcs)
 		_, _ = leftoverDeployments(rcs)
-		if c := deployment.LatestComplete(rcs, nil); c != nil && deployment.Phase(c) != dcv1.DeploymentPhaseComplete {
-			t.Fatalf("active deployment %s is %s", c.Name, deployment.Phase(c))
+		if c := deployment.Live(rcs, nil); c != nil && !deployment.IsLive(c) {
+			t.Fatalf("live deployment %s is %s and not switched for good", c.Name, deployment.Phase(c))
 		}
 		_ = computeStatus(dc, rcs, nil, active.CreationTimestamp)
 	})

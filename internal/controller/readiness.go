@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -60,6 +61,11 @@ func readiness(dc *dcv1.DeploymentConfig, status *dcv1.DeploymentConfigStatus, l
 	case version == 0:
 		return readyState{dcv1.DeploymentReady, dcv1.ManualRolloutReason,
 			fmt.Sprintf("No trigger starts a rollout: start one with 'kubectl dc rollout latest %s'", dc.Name)}
+	case latest == nil && isInvalidAnalysis(createErr):
+		// Nothing but a change of the spec starts this rollout: retrying
+		// the same analysis fails the same way.
+		return readyState{dcv1.DeploymentStalled, dcv1.InvalidAnalysisReason,
+			fmt.Sprintf("Rollout #%d cannot start until the spec is fixed: %v", version, createErr)}
 	case latest == nil && createErr != nil:
 		return reconciling(dcv1.RolloutPendingReason, "Rollout #%d cannot be created yet: %v", version, createErr)
 	case latest == nil:
@@ -86,8 +92,66 @@ func deploymentReadiness(dc *dcv1.DeploymentConfig, status *dcv1.DeploymentConfi
 		return readyState{dcv1.DeploymentStalled, dcv1.RolloutFailedReason,
 			fmt.Sprintf("Rollout #%d failed: %s; the last complete version serves until a new rollout", version, why)}
 	default:
+		if waiting, ok := awaitingPromotion(latest); ok {
+			return reconciling(dcv1.AwaitingPromotionReason, "Rollout #%d is %s: promote it with 'kubectl dc rollout promote %s' or abort it with 'kubectl dc rollout cancel %s'",
+				version, waiting, dc.Name, dc.Name)
+		}
 		return reconciling(dcv1.RolloutInProgressReason, "Rollout #%d is in progress (%s)", version, phase)
 	}
+}
+
+// isInvalidAnalysis reports whether the deployment was not created because
+// an analysis of the strategy is invalid.
+func isInvalidAnalysis(err error) bool {
+	invalid := (*InvalidAnalysisError)(nil)
+	return errors.As(err, &invalid)
+}
+
+// awaitingPromotion says, in words, what a running deployment waits for
+// when only a person ends the wait (`kubectl dc rollout promote`, or a
+// cancel): a pause step without a duration, an Inconclusive analysis, a
+// blue-green rollout waiting to switch. A timed pause (pause-duration set)
+// ends by itself, and a wait the promote request on the RC already ended
+// is the deployer's to leave; neither waits for a person.
+func awaitingPromotion(rc *corev1.ReplicationController) (string, bool) {
+	if deployment.Phase(rc) != dcv1.DeploymentPhaseRunning || deployment.IsCancelled(rc) {
+		return "", false
+	}
+	a := rc.Annotations
+	reason := dcv1.PauseReason(a[dcv1.DeploymentPauseReasonAnnotation])
+	if a[dcv1.DeploymentPausedSinceAnnotation] == "" && reason == "" {
+		return "", false
+	}
+	// An Inconclusive analysis waits for a person whatever a pause step
+	// around it said about its duration.
+	if reason != dcv1.PauseReasonInconclusive && a[dcv1.DeploymentPauseDurationAnnotation] != "" {
+		return "", false
+	}
+	step := a[dcv1.DeploymentStepAnnotation]
+	if promoteRequested(a[dcv1.PromoteRequestAnnotation], step) {
+		return "", false
+	}
+	at := "paused"
+	if step != "" {
+		at = fmt.Sprintf("paused at step %s of %s", step, a[dcv1.DeploymentStepsAnnotation])
+	}
+	switch {
+	case reason == dcv1.PauseReasonInconclusive:
+		return at + ": an analysis was Inconclusive", true
+	case reason == dcv1.PauseReasonPromotion || step == "":
+		return "waiting for promotion to the active Service", true
+	}
+	return at, true
+}
+
+// promoteRequested reports whether a promote request ends the wait at a
+// step ("" for blue-green, which any request promotes), as the deployer
+// reads it: the step's number, or "full".
+func promoteRequested(request, step string) bool {
+	if request == "" {
+		return false
+	}
+	return step == "" || request == dcv1.PromoteFull || request == step
 }
 
 // completeReadiness is Ready once the pods are what the spec asks for: the

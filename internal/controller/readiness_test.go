@@ -2,12 +2,15 @@ package controller
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
@@ -175,5 +178,121 @@ func TestKstatusCreateError(t *testing.T) {
 	res := computeKstatus(t, dc)
 	if res.Status != kstatus.InProgressStatus || res.Message != `Rollout #1 cannot be created yet: replicationcontrollers "web-1" is forbidden: exceeded quota` {
 		t.Errorf("kstatus %s %q", res.Status, res.Message)
+	}
+}
+
+// awaiting returns the running deployment of dc at version 2 as the
+// deployer leaves it while it waits: step (empty for blue-green) of steps,
+// paused since a minute ago, with a pause reason and duration when set.
+func awaiting(t *testing.T, dc *dcv1.DeploymentConfig, step, reason, duration string) *corev1.ReplicationController {
+	t.Helper()
+	rc := withPods(rcOf(t, dc, 2, dcv1.DeploymentPhaseRunning, 0), 2, 2)
+	rc.Annotations[dcv1.DeploymentPausedSinceAnnotation] = "2026-01-01T00:00:00Z"
+	set := map[string]string{dcv1.DeploymentStepAnnotation: step, dcv1.DeploymentPauseReasonAnnotation: reason,
+		dcv1.DeploymentPauseDurationAnnotation: duration}
+	for k, v := range set {
+		if v != "" {
+			rc.Annotations[k] = v
+		}
+	}
+	if step != "" {
+		rc.Annotations[dcv1.DeploymentStepsAnnotation] = "4"
+	}
+	return rc
+}
+
+// TestKstatusAwaitingPromotion: a rollout that waits for a person (a pause
+// step without a duration, an Inconclusive analysis, a blue-green rollout
+// waiting to switch) says so: kstatus reason AwaitingPromotion with the
+// command to run, and the Progressing condition (OpenShift's reason kept)
+// says it too. A timed pause, or one already promoted, is in progress.
+func TestKstatusAwaitingPromotion(t *testing.T) {
+	dc := withVersion(testDC(nil), 2)
+	promoted := func(rc *corev1.ReplicationController, value string) *corev1.ReplicationController {
+		rc.Annotations[dcv1.PromoteRequestAnnotation] = value
+		return rc
+	}
+	cases := []struct {
+		name   string
+		latest *corev1.ReplicationController
+		reason string
+		words  string // in both messages, when awaiting promotion
+	}{
+		{"pause step without duration", awaiting(t, dc, "2", string(dcv1.PauseReasonPause), ""), dcv1.AwaitingPromotionReason, "paused at step 2 of 4"},
+		{"pause step, written by a deployer that records no reason", awaiting(t, dc, "2", "", ""), dcv1.AwaitingPromotionReason, "paused at step 2 of 4"},
+		{"Inconclusive analysis step", awaiting(t, dc, "3", string(dcv1.PauseReasonInconclusive), ""), dcv1.AwaitingPromotionReason,
+			"paused at step 3 of 4: an analysis was Inconclusive"},
+		{"Inconclusive blue-green analysis", awaiting(t, dc, "", string(dcv1.PauseReasonInconclusive), ""), dcv1.AwaitingPromotionReason,
+			"paused: an analysis was Inconclusive"},
+		{"blue-green promotion gate", awaiting(t, dc, "", string(dcv1.PauseReasonPromotion), ""), dcv1.AwaitingPromotionReason,
+			"waiting for promotion to the active Service"},
+		{"timed pause", awaiting(t, dc, "2", string(dcv1.PauseReasonPause), "30s"), dcv1.RolloutInProgressReason, ""},
+		{"blue-green autoPromotionSeconds", awaiting(t, dc, "", string(dcv1.PauseReasonPromotion), "1m0s"), dcv1.RolloutInProgressReason, ""},
+		{"pause promoted, deployer not on yet", promoted(awaiting(t, dc, "2", string(dcv1.PauseReasonPause), ""), "2"), dcv1.RolloutInProgressReason, ""},
+		{"pause promoted in full", promoted(awaiting(t, dc, "2", string(dcv1.PauseReasonPause), ""), dcv1.PromoteFull), dcv1.RolloutInProgressReason, ""},
+		{"blue-green promoted", promoted(awaiting(t, dc, "", string(dcv1.PauseReasonPromotion), ""), "true"), dcv1.RolloutInProgressReason, ""},
+		{"an earlier step's promote request left", promoted(awaiting(t, dc, "3", string(dcv1.PauseReasonPause), ""), "1"), dcv1.AwaitingPromotionReason, "paused at step 3 of 4"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := synced(dc, 2, tc.latest)
+			if res := computeKstatus(t, got); res.Status != kstatus.InProgressStatus {
+				t.Errorf("kstatus %s (%s), want InProgress", res.Status, res.Message)
+			}
+			r := findCondition(got.Status.Conditions, dcv1.DeploymentReconciling)
+			if r == nil || r.Status != corev1.ConditionTrue || r.Reason != tc.reason {
+				t.Fatalf("Reconciling %+v, want True %s", r, tc.reason)
+			}
+			p := findCondition(got.Status.Conditions, dcv1.DeploymentProgressing)
+			if p == nil || p.Status != corev1.ConditionTrue || p.Reason != dcv1.ReplicationControllerUpdatedReason {
+				t.Fatalf("Progressing %+v, want True %s", p, dcv1.ReplicationControllerUpdatedReason)
+			}
+			if tc.words == "" {
+				if p.Message != `replication controller "web-2" is progressing` {
+					t.Errorf("Progressing message %q changed", p.Message)
+				}
+				return
+			}
+			for _, want := range []string{tc.words, "'kubectl dc rollout promote web'", "abort", "'kubectl dc rollout cancel web'"} {
+				if !strings.Contains(r.Message, want) {
+					t.Errorf("Reconciling message %q does not say %q", r.Message, want)
+				}
+			}
+			for _, want := range []string{`replication controller "web-2"`, tc.words, "'kubectl dc rollout promote web'"} {
+				if !strings.Contains(p.Message, want) {
+					t.Errorf("Progressing message %q does not say %q", p.Message, want)
+				}
+			}
+		})
+	}
+}
+
+// TestKstatusInvalidAnalysis: an analysis the controller refuses stops the
+// rollout until the spec changes, so the DeploymentConfig is Stalled
+// (kstatus Failed, kubectl wait --for=condition=Stalled returns) rather
+// than InProgress for ever, and Progressing says InvalidAnalysis.
+func TestKstatusInvalidAnalysis(t *testing.T) {
+	dc := withVersion(testDC(nil), 1)
+	dc.Generation = 1
+	invalid := &InvalidAnalysisError{Version: 1, Errs: field.ErrorList{
+		field.Invalid(field.NewPath("spec", "strategy", "rollingParams", "pre", "analysis", "metrics").Index(0).Child("successCondition"), "result[0] <", "does not compile as CEL")}}
+	for name, createErr := range map[string]error{"as returned": invalid, "wrapped": fmt.Errorf("start rollout: %w", invalid)} {
+		t.Run(name, func(t *testing.T) {
+			dc := dc.DeepCopy()
+			dc.Status = computeStatus(dc, nil, createErr, metav1.Now())
+			res := computeKstatus(t, dc)
+			if res.Status != kstatus.FailedStatus {
+				t.Errorf("kstatus %s (%s), want Failed", res.Status, res.Message)
+			}
+			s := findCondition(dc.Status.Conditions, dcv1.DeploymentStalled)
+			if s == nil || s.Status != corev1.ConditionTrue || s.Reason != dcv1.InvalidAnalysisReason ||
+				!strings.Contains(s.Message, "spec.strategy.rollingParams.pre.analysis.metrics[0].successCondition") {
+				t.Errorf("Stalled %+v, want True %s naming the field", s, dcv1.InvalidAnalysisReason)
+			}
+			p := findCondition(dc.Status.Conditions, dcv1.DeploymentProgressing)
+			if p == nil || p.Status != corev1.ConditionFalse || p.Reason != dcv1.InvalidAnalysisReason {
+				t.Errorf("Progressing %+v, want False %s", p, dcv1.InvalidAnalysisReason)
+			}
+		})
 	}
 }

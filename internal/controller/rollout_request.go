@@ -67,8 +67,10 @@ func (r *DeploymentConfigReconciler) actOnRequest(ctx context.Context, dc *dcv1.
 			return "unable to retry paused deployment: resume it first", nil
 		}
 		return r.retryRequested(ctx, dc, findVersion(rcs, dc.Status.LatestVersion))
+	case rolloutRequestPromote, rolloutRequestPromoteFull:
+		return r.promoteRequested(ctx, dc, findVersion(rcs, dc.Status.LatestVersion), request == rolloutRequestPromoteFull)
 	}
-	return fmt.Sprintf("expected %s or %s", rolloutRequestCancel, rolloutRequestRetry), nil
+	return fmt.Sprintf("expected %s, %s, %s or %s", rolloutRequestCancel, rolloutRequestRetry, rolloutRequestPromote, rolloutRequestPromoteFull), nil
 }
 
 // cancelRequested cancels every deployment still running.
@@ -94,7 +96,8 @@ func (r *DeploymentConfigReconciler) cancelRequested(ctx context.Context, dc *dc
 	return "", nil
 }
 
-// retryRequested runs a failed latest deployment again.
+// retryRequested runs a failed latest deployment again, from its first
+// step.
 func (r *DeploymentConfigReconciler) retryRequested(ctx context.Context, dc *dcv1.DeploymentConfig, latest *corev1.ReplicationController) (string, error) {
 	if latest == nil {
 		return fmt.Sprintf("deploymentconfig %q has no rollout to retry", dc.Name), nil
@@ -112,6 +115,9 @@ func (r *DeploymentConfigReconciler) retryRequested(ctx context.Context, dc *dcv
 	patch := client.MergeFromWithOptions(latest.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	delete(latest.Annotations, dcv1.DeploymentCancelledAnnotation)
 	delete(latest.Annotations, dcv1.DeploymentStatusReasonAnnotation)
+	// The steps start again: a step left on the RC would resume a canary
+	// at its pause with no canary pods (see deployment.ClearProgress).
+	deployment.ClearProgress(latest.Annotations)
 	latest.Annotations[dcv1.DeploymentPhaseAnnotation] = string(dcv1.DeploymentPhaseNew)
 	if err := r.Client.Patch(ctx, latest, patch); err != nil {
 		if apierrors.IsConflict(err) {

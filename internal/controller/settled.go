@@ -38,7 +38,7 @@ const settledValue = "true"
 // than the active deployment and settled (finished, scaled to zero and
 // reported so).
 func settleable(rcs []*corev1.ReplicationController) []*corev1.ReplicationController {
-	active := deployment.LatestComplete(rcs, nil)
+	active := deployment.Live(rcs, nil)
 	if active == nil {
 		return nil
 	}
@@ -123,14 +123,14 @@ func (r *DeploymentConfigReconciler) settledDeployments(ctx context.Context, dc 
 // one before it. It reports whether it took one back; the RC's return to
 // the cache syncs the DeploymentConfig again.
 func (r *DeploymentConfigReconciler) restoreActive(ctx context.Context, dc *dcv1.DeploymentConfig, rcs []*corev1.ReplicationController) (bool, error) {
-	if deployment.LatestComplete(rcs, nil) != nil || len(rcs) == 0 || deployment.Version(rcs[0]) <= 1 {
+	if deployment.Live(rcs, nil) != nil || len(rcs) == 0 || deployment.Version(rcs[0]) <= 1 {
 		return false, nil
 	}
 	set, err := r.settledDeployments(ctx, dc)
 	if err != nil {
 		return false, err
 	}
-	rc := deployment.LatestComplete(set, nil)
+	rc := deployment.Live(set, nil)
 	if rc == nil {
 		return false, nil
 	}

@@ -110,6 +110,11 @@ func progressingCondition(dc *dcv1.DeploymentConfig, latest *corev1.ReplicationC
 		return cond(corev1.ConditionUnknown, dcv1.ReplicationControllerUpdatedReason,
 			fmt.Sprintf("replication controller %q is waiting for pod %q to run", name, deployment.DeployerPodName(name)))
 	case dcv1.DeploymentPhaseRunning:
+		if waiting, ok := awaitingPromotion(latest); ok {
+			// OpenShift's reason, and words a person can act on.
+			return cond(corev1.ConditionTrue, dcv1.ReplicationControllerUpdatedReason,
+				fmt.Sprintf("replication controller %q is %s: run 'kubectl dc rollout promote %s'", name, waiting, dc.Name))
+		}
 		return cond(corev1.ConditionTrue, dcv1.ReplicationControllerUpdatedReason, fmt.Sprintf("replication controller %q is progressing", name))
 	case dcv1.DeploymentPhaseComplete:
 		if wasPaused(dc) {

@@ -12,18 +12,20 @@ import (
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/analysis"
+	"github.com/deployconfig/deployconfig/internal/deployer/strategy"
 )
 
-// stepAnalysis runs the analyses of canary steps and of the BlueGreen
-// strategy's prePromotionAnalysis: each measurement goes to the rollout's
+// stepAnalysis runs the analyses of canary steps, the background analysis
+// and the BlueGreen strategy's pre- and postPromotionAnalysis: each measurement goes to the rollout's
 // log, the outcome onto the RC and into an event, as for analysis hooks.
 type stepAnalysis struct {
 	client kubernetes.Interface
 	out    io.Writer
 }
 
-// Run measures rc; anything but a Successful outcome is an error that
-// fails the rollout.
+// Run measures rc; anything but a Successful outcome is an error. An
+// Inconclusive one wraps strategy.ErrInconclusive: the rollout then waits
+// for a promote rather than failing. Failed and Error fail the rollout.
 func (s stepAnalysis) Run(ctx context.Context, spec *dcv1.Analysis, rc *corev1.ReplicationController, label string) error {
 	outcome, err := analysis.Run(ctx, *spec, analysis.VarsFor(rc), analysis.Options{Out: s.out, Label: label})
 	if err != nil {
@@ -32,14 +34,19 @@ func (s stepAnalysis) Run(ctx context.Context, spec *dcv1.Analysis, rc *corev1.R
 	if rerr := analysis.Record(ctx, s.client, rc, label, outcome); rerr != nil {
 		fmt.Fprintf(s.out, "--> %s: Warning: %v\n", label, rerr)
 	}
-	if outcome.Phase != analysis.Successful {
-		return fmt.Errorf("analysis %s: %s", outcome.Phase, outcome.Message)
+	switch outcome.Phase {
+	case analysis.Successful:
+		return nil
+	case analysis.Inconclusive:
+		// The strategies wait for a person on it (strategy.gate).
+		return fmt.Errorf("%w: %s", strategy.ErrInconclusive, outcome.Message)
 	}
-	return nil
+	return fmt.Errorf("analysis %s: %s", outcome.Phase, outcome.Message)
 }
 
-// validateStepAnalyses checks the analyses of canary steps and of
-// prePromotionAnalysis before anything moves, so that a condition that does
+// validateStepAnalyses checks the analyses the deployer runs outside hooks
+// (canary steps, the background analysis, blue-green's pre- and
+// postPromotionAnalysis) before anything moves, so that a condition that does
 // not compile or a query that does not render stops the rollout at its
 // start, naming the field.
 func validateStepAnalyses(s *dcv1.DeploymentStrategy) error {
@@ -49,9 +56,11 @@ func validateStepAnalyses(s *dcv1.DeploymentStrategy) error {
 		for i, step := range p.Steps {
 			errs = append(errs, analysis.Validate(step.Analysis, path.Child("rollingParams", "steps").Index(i).Child("analysis"))...)
 		}
+		errs = append(errs, analysis.Validate(p.Analysis, path.Child("rollingParams", "analysis"))...)
 	}
 	if p := s.BlueGreenParams; p != nil {
 		errs = append(errs, analysis.Validate(p.PrePromotionAnalysis, path.Child("blueGreenParams", "prePromotionAnalysis"))...)
+		errs = append(errs, analysis.Validate(p.PostPromotionAnalysis, path.Child("blueGreenParams", "postPromotionAnalysis"))...)
 	}
 	if len(errs) > 0 {
 		return errors.New(errs.ToAggregate().Error())

@@ -175,7 +175,7 @@ func (d *deployer) prepare(ctx context.Context, dcName string, s *dcv1.Deploymen
 	if err != nil {
 		return nil, err
 	}
-	from := deployment.LatestComplete(rcs, to)
+	from := deployment.Live(rcs, to)
 	if from != nil && deployment.Version(from) > deployment.Version(to) {
 		return nil, fmt.Errorf("deployment %s is older than the complete deployment %s; not rolling back over it", to.Name, from.Name)
 	}

@@ -183,11 +183,7 @@ func New(dc *dcv1.DeploymentConfig) (*corev1.ReplicationController, error) {
 		return nil, err
 	}
 	name := Name(dc.Name, dc.Status.LatestVersion)
-	selector := map[string]string{}
-	for k, v := range dc.PodSelector() {
-		selector[k] = v
-	}
-	selector[dcv1.DeploymentSelectorLabel] = name
+	selector := Selector(dc, name)
 
 	template := dc.Spec.Template.DeepCopy()
 	if template.Labels == nil {
@@ -258,12 +254,19 @@ func SortByVersion(rcs []*corev1.ReplicationController) {
 	sort.SliceStable(rcs, func(i, j int) bool { return Version(rcs[i]) < Version(rcs[j]) })
 }
 
-// LatestComplete returns the newest Complete deployment of rcs other than
-// skip (which may be nil), or nil when there is none.
-func LatestComplete(rcs []*corev1.ReplicationController, skip *corev1.ReplicationController) *corev1.ReplicationController {
+// Live returns the deployment that serves, of rcs other than skip (which
+// may be nil), or nil when there is none: the newest one that is Complete
+// or that a blue-green rollout switched the active Service to for good
+// (DeploymentSwitchedAnnotation is SwitchedFinal). Such a deployment stays
+// live when its rollout fails or is cancelled afterwards (a newer version
+// arriving during scaleDownDelaySeconds): the fall-back, the next rollout
+// and history build on it, not on the version it replaced. One switched
+// on trial (a postPromotionAnalysis still running) is not live: its
+// deployer switches back should the analysis fail.
+func Live(rcs []*corev1.ReplicationController, skip *corev1.ReplicationController) *corev1.ReplicationController {
 	var best *corev1.ReplicationController
 	for _, rc := range rcs {
-		if rc == skip || (skip != nil && rc.Name == skip.Name) || Phase(rc) != dcv1.DeploymentPhaseComplete {
+		if rc == skip || (skip != nil && rc.Name == skip.Name) || !IsLive(rc) {
 			continue
 		}
 		if best == nil || Version(rc) > Version(best) {
@@ -271,6 +274,24 @@ func LatestComplete(rcs []*corev1.ReplicationController, skip *corev1.Replicatio
 		}
 	}
 	return best
+}
+
+// IsLive reports whether a deployment may serve: it is Complete, or the
+// active Service was switched to it for good.
+func IsLive(rc *corev1.ReplicationController) bool {
+	return Phase(rc) == dcv1.DeploymentPhaseComplete || rc.Annotations[dcv1.DeploymentSwitchedAnnotation] == dcv1.SwitchedFinal
+}
+
+// Selector returns the selector of the deployment named name of the
+// DeploymentConfig, as New builds it: the DeploymentConfig's pod selector
+// plus the deployment label.
+func Selector(dc *dcv1.DeploymentConfig, name string) map[string]string {
+	selector := map[string]string{}
+	for k, v := range dc.PodSelector() {
+		selector[k] = v
+	}
+	selector[dcv1.DeploymentSelectorLabel] = name
+	return selector
 }
 
 // Replicas returns the RC's desired replica count (spec.replicas, 1 when unset

@@ -159,3 +159,50 @@ func TestIsCancelled(t *testing.T) {
 		t.Error("an RC without annotations is cancelled")
 	}
 }
+
+// TestLive checks which deployment serves: the newest Complete one, or a
+// newer one the active Service was switched to for good (a blue-green
+// rollout cancelled during scaleDownDelaySeconds), never one on trial.
+func TestLive(t *testing.T) {
+	rc := func(v int64, phase dcv1.DeploymentPhase, switched string) *corev1.ReplicationController {
+		r := &corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{
+			Name:        Name("web", v),
+			Labels:      map[string]string{dcv1.DeploymentConfigLabel: "web"},
+			Annotations: map[string]string{dcv1.DeploymentPhaseAnnotation: string(phase)},
+		}}
+		if switched != "" {
+			r.Annotations[dcv1.DeploymentSwitchedAnnotation] = switched
+		}
+		return r
+	}
+	complete, failed, running := dcv1.DeploymentPhaseComplete, dcv1.DeploymentPhaseFailed, dcv1.DeploymentPhaseRunning
+	for _, tc := range []struct {
+		name string
+		rcs  []*corev1.ReplicationController
+		skip int
+		want string
+	}{
+		{"none", nil, -1, ""},
+		{"newest complete", []*corev1.ReplicationController{rc(1, complete, ""), rc(2, complete, ""), rc(3, failed, "")}, -1, "web-2"},
+		{"switched for good, then cancelled", []*corev1.ReplicationController{rc(1, complete, ""), rc(2, failed, dcv1.SwitchedFinal)}, -1, "web-2"},
+		{"switched for good, still running", []*corev1.ReplicationController{rc(1, complete, ""), rc(2, running, dcv1.SwitchedFinal)}, -1, "web-2"},
+		{"on trial", []*corev1.ReplicationController{rc(1, complete, ""), rc(2, failed, dcv1.SwitchedTrial)}, -1, "web-1"},
+		{"skipped", []*corev1.ReplicationController{rc(1, complete, ""), rc(2, running, dcv1.SwitchedFinal)}, 1, "web-1"},
+		{"older switch under a newer complete", []*corev1.ReplicationController{rc(2, failed, dcv1.SwitchedFinal), rc(3, complete, "")}, -1, "web-3"},
+		{"first rollout switched", []*corev1.ReplicationController{rc(1, failed, dcv1.SwitchedFinal)}, -1, "web-1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var skip *corev1.ReplicationController
+			if tc.skip >= 0 {
+				skip = tc.rcs[tc.skip].DeepCopy()
+			}
+			got := ""
+			if live := Live(tc.rcs, skip); live != nil {
+				got = live.Name
+			}
+			if got != tc.want {
+				t.Errorf("Live = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

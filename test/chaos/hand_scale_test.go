@@ -68,7 +68,7 @@ func (r *round) pickRC(ctx context.Context, name string, replicas int32) (*corev
 		r.t.Fatalf("listing the deployments of %s: %v (%d)", name, err, len(rcs))
 	}
 	rc := rcs[r.rand.IntN(len(rcs))]
-	if rc == deployment.LatestComplete(rcs, nil) {
+	if rc == deployment.Live(rcs, nil) {
 		return rc, replicas
 	}
 	return rc, 0

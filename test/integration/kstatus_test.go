@@ -33,7 +33,7 @@ var argoTestdata = filepath.Join("..", "..", "integrations", "argocd", "resource
 // them (actionInputs) are captured too.
 var argoActionTestdata = filepath.Join(argoTestdata, "..", "actions", "testdata")
 
-var actionInputs = map[string]bool{"healthy": true, "paused": true, "progressing": true, "degraded": true}
+var actionInputs = map[string]bool{"healthy": true, "paused": true, "progressing": true, "degraded": true, "awaiting-promotion": true}
 
 var dcResource = dcv1.GroupVersion.WithResource("deploymentconfigs")
 
@@ -318,6 +318,89 @@ func TestKstatusWaitsForTheFirstImage(t *testing.T) {
 		t.Errorf("kstatus of a DeploymentConfig waiting for its image: %v, want InProgress only", got)
 	}
 	rec.checkNoAddedWrites(t)
+}
+
+// canaryDC is a DeploymentConfig whose rollouts set a weight, then wait
+// for `kubectl dc rollout promote` at a pause step without a duration.
+func canaryDC(ns, name string) *dcv1.DeploymentConfig {
+	return newDC(ns, name, func(dc *dcv1.DeploymentConfig) {
+		dc.Spec.Strategy = dcv1.DeploymentStrategy{Type: dcv1.DeploymentStrategyTypeRolling, RollingParams: &dcv1.RollingDeploymentStrategyParams{
+			Steps: []dcv1.RollingStep{{SetWeight: ptr(int32(50))}, {Pause: &dcv1.RolloutPause{}}}}}
+	})
+}
+
+// pauseAt plays the deployer of a canary reaching a pause step (with a
+// duration, or without: waiting for a person) or an Inconclusive analysis.
+func pauseAt(t *testing.T, ns, rc string, step int, reason dcv1.PauseReason, duration string) {
+	t.Helper()
+	patchRC(t, ns, rc, func(rc *corev1.ReplicationController) {
+		rc.Annotations[dcv1.DeploymentStepAnnotation] = fmt.Sprint(step)
+		rc.Annotations[dcv1.DeploymentStepsAnnotation] = "2"
+		rc.Annotations[dcv1.DeploymentPausedSinceAnnotation] = "2026-01-01T00:00:00Z"
+		rc.Annotations[dcv1.DeploymentPauseReasonAnnotation] = string(reason)
+		delete(rc.Annotations, dcv1.DeploymentPauseDurationAnnotation)
+		if duration != "" {
+			rc.Annotations[dcv1.DeploymentPauseDurationAnnotation] = duration
+		}
+	})
+}
+
+// TestKstatusAwaitingPromotion: a rollout waiting for a person (a pause
+// step without a duration, an Inconclusive analysis) is InProgress with
+// the reason AwaitingPromotion and the command to run, which Argo CD
+// shows as Suspended; a timed pause is InProgress as any running rollout.
+// It captures the Argo CD testdata awaiting-promotion.
+func TestKstatusAwaitingPromotion(t *testing.T) {
+	ns := newNamespace(t)
+	rec := recordKstatus(t, ns)
+	capture := newCapture(t, ns)
+	mustCreate(t, canaryDC(ns, "web"))
+	runDeployer(t, ns, "web-1", corev1.PodSucceeded)
+	playRCManager(t, ns, "web-1", 3)
+	waitKstatus(t, ns, "web", kstatus.CurrentStatus, dcv1.RolloutCompleteReason)
+
+	changeImage(t, ns, "web", "registry.example.com/web:2")
+	waitPhase(t, ns, "web-2", dcv1.DeploymentPhasePending)
+	setPodPhase(t, ns, "web-2-deploy", corev1.PodRunning)
+	waitPhase(t, ns, "web-2", dcv1.DeploymentPhaseRunning)
+	pauseAt(t, ns, "web-2", 2, dcv1.PauseReasonPause, "30s")
+	waitKstatus(t, ns, "web", kstatus.InProgressStatus, dcv1.RolloutInProgressReason)
+
+	pauseAt(t, ns, "web-2", 2, dcv1.PauseReasonPause, "")
+	waiting := waitKstatus(t, ns, "web", kstatus.InProgressStatus, dcv1.AwaitingPromotionReason)
+	if msg, _ := readyCondition(waiting)["message"].(string); msg != "Rollout #2 is paused at step 2 of 2: promote it with 'kubectl dc rollout promote web' or abort it with 'kubectl dc rollout cancel web'" {
+		t.Errorf("message %q", msg)
+	}
+	waitCondition(t, ns, "web", dcv1.DeploymentProgressing, corev1.ConditionTrue, dcv1.ReplicationControllerUpdatedReason)
+	for _, c := range getDC(t, ns, "web").Status.Conditions {
+		if c.Type == dcv1.DeploymentProgressing && !strings.Contains(c.Message, "'kubectl dc rollout promote web'") {
+			t.Errorf("Progressing message %q does not say how to promote", c.Message)
+		}
+	}
+	capture.save(t, "awaiting-promotion", waiting)
+
+	pauseAt(t, ns, "web-2", 1, dcv1.PauseReasonInconclusive, "")
+	waitFor(t, "the Inconclusive analysis to be named", func(ctx context.Context) (bool, string, error) {
+		msg, _ := readyCondition(getDCUnstructured(ctx, t, ns, "web"))["message"].(string)
+		return strings.Contains(msg, "paused at step 1 of 2: an analysis was Inconclusive"), msg, nil
+	})
+	rec.checkNoAddedWrites(t)
+}
+
+// TestKstatusInvalidAnalysis: an analysis the controller refuses is
+// Stalled (kstatus Failed), not InProgress for ever: nothing but a new
+// spec rolls it out. It captures the Argo CD testdata invalid-analysis.
+func TestKstatusInvalidAnalysis(t *testing.T) {
+	ns := newNamespace(t)
+	capture := newCapture(t, ns)
+	mustCreate(t, newDC(ns, "web", func(dc *dcv1.DeploymentConfig) {
+		dc.Spec.Strategy = dcv1.DeploymentStrategy{Type: dcv1.DeploymentStrategyTypeRolling, RollingParams: &dcv1.RollingDeploymentStrategyParams{
+			Pre: &dcv1.LifecycleHook{FailurePolicy: dcv1.LifecycleHookFailurePolicyAbort,
+				Analysis: analysisWith(func(m *dcv1.AnalysisMetric) { m.SuccessCondition = "value < 0.05" })}}}
+	}))
+	got := waitKstatus(t, ns, "web", kstatus.FailedStatus, dcv1.InvalidAnalysisReason)
+	waitCondition(t, ns, "web", dcv1.DeploymentProgressing, corev1.ConditionFalse, dcv1.InvalidAnalysisReason)
+	capture.save(t, "invalid-analysis", got)
 }
 
 func contains(statuses []kstatus.Status, s kstatus.Status) bool {

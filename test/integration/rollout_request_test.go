@@ -146,7 +146,7 @@ func TestRolloutRequestsFromAGitOpsTool(t *testing.T) {
 	// Anything else is refused with what is expected.
 	gitOpsPatch(t, gitops, "web", requestPatch("rollback"))
 	waitRequestDone(t, ns, "web")
-	waitEventMessage(t, ns, "web", "RolloutRequestRefused", "expected cancel or retry")
+	waitEventMessage(t, ns, "web", "RolloutRequestRefused", "expected cancel, retry, promote or promote-full")
 }
 
 // waitEventMessage waits for an event with that reason about the object

@@ -401,6 +401,10 @@ type rollingAvailability struct {
 	// rollout: a rollout that starts below (the first one, or one after the
 	// DeploymentConfig was scaled up) cannot be held to it before.
 	reached bool
+	// minAvailable is the minimum reached refers to. A DeploymentConfig
+	// scaled up during a canary raises it (dc-controller passes the new
+	// count to the deployer), and the new minimum must be reached anew.
+	minAvailable int
 	// lost holds the pods that stopped being available on their own during
 	// the rollout: they went unready or finished without being deleted.
 	lost map[types.UID]bool
@@ -526,6 +530,10 @@ func (c *Checker) checkAvailability(namespace, dc string) {
 	}
 	c.mu.Lock()
 	state := c.rolloutState(active)
+	if minAvailable > state.minAvailable {
+		state.reached = false
+	}
+	state.minAvailable = minAvailable
 	if len(available) >= minAvailable {
 		state.reached = true
 	}

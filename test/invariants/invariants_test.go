@@ -264,6 +264,29 @@ func TestAvailability(t *testing.T) {
 			w.readyPod("e", second, false)
 		},
 	}, {
+		name: "a DeploymentConfig scaled up mid-rollout is not held to the new minimum before it is reached",
+		steps: func(w *world, first, second *corev1.ReplicationController) {
+			w.readyPod("a", first, true)
+			w.readyPod("b", first, true)
+			scaled := second.DeepCopy()
+			scaled.Annotations[dcv1.DesiredReplicasAnnotation] = "4"
+			w.put(w.rcs, scaled)
+			w.readyPod("c", second, true) // 3 of the new minimum of 4: not reached yet, no violation
+		},
+	}, {
+		name: "the new minimum of a DeploymentConfig scaled up mid-rollout holds once reached",
+		steps: func(w *world, first, second *corev1.ReplicationController) {
+			w.readyPod("a", first, true)
+			w.readyPod("b", first, true)
+			scaled := second.DeepCopy()
+			scaled.Annotations[dcv1.DesiredReplicasAnnotation] = "4"
+			w.put(w.rcs, scaled)
+			c := w.readyPod("c", second, true)
+			w.readyPod("d", second, true)
+			w.deleting(c) // 3 again, after 4 were reached
+		},
+		want: []string{"availability dropped"},
+	}, {
 		name: "a pod of a newer deployment: the stores are between rollouts",
 		steps: func(w *world, first, second *corev1.ReplicationController) {
 			a, b := w.readyPod("a", first, true), w.readyPod("b", first, true)

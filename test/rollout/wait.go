@@ -88,7 +88,7 @@ func (c *Client) Settled(ctx context.Context, ns, name string) (bool, string, er
 	case !deployment.IsTerminal(deployment.Phase(latest)):
 		return false, fmt.Sprintf("%s is %s", latest.Name, deployment.Phase(latest)), nil
 	}
-	active := deployment.LatestComplete(rcs, nil)
+	active := deployment.Live(rcs, nil)
 	for _, rc := range rcs {
 		want := int32(0)
 		if rc == active {

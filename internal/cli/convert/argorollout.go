@@ -91,10 +91,18 @@ type rolloutConversion struct {
 	ref  string
 	name string
 	res  *Result
+	// warned holds the warnings given: an AnalysisTemplate used by several
+	// analyses of the Rollout drops the same fields each time.
+	warned map[string]bool
 }
 
 func (c *rolloutConversion) warnf(format string, args ...any) {
-	c.res.warnf(c.ref+": "+format, args...)
+	msg := fmt.Sprintf(format, args...)
+	if c.warned[msg] {
+		return
+	}
+	c.warned[msg] = true
+	c.res.warnf("%s: %s", c.ref, msg)
 }
 
 // warnDropped warns about every key of m that is not in kept, naming it
@@ -123,7 +131,7 @@ func (c *rolloutConversion) warnDropped(m map[string]any, path string, why map[s
 // BlueGreen strategy). What does not fit is named in a warning.
 func convertRollout(obj map[string]any, res *Result) (map[string]any, error) {
 	removeNulls(obj)
-	c := &rolloutConversion{ref: objectRef(obj), res: res}
+	c := &rolloutConversion{ref: objectRef(obj), res: res, warned: map[string]bool{}}
 	meta := child(obj, "metadata")
 	c.name = str(meta, "name")
 	if c.name == "" {
@@ -265,7 +273,6 @@ var canaryWhy = map[string]string{
 	"trafficRouting":              "(a service mesh or ingress splitting traffic) has no equivalent: the weight here is a share of the pods",
 	"canaryService":               "has no equivalent: Services select both deployments' pods by the DeploymentConfig's labels",
 	"stableService":               "has no equivalent: Services select both deployments' pods by the DeploymentConfig's labels",
-	"analysis":                    "(a background analysis) has no equivalent: use analysis steps",
 	"antiAffinity":                "has no equivalent",
 	"canaryMetadata":              "has no equivalent: the new deployment's pods carry the deployment label",
 	"stableMetadata":              "has no equivalent",
@@ -279,7 +286,7 @@ var canaryWhy = map[string]string{
 
 // canary maps a canary strategy to Rolling with steps.
 func (c *rolloutConversion) canary(canary map[string]any, dc *dcv1.DeploymentConfig) error {
-	c.warnDropped(canary, "spec.strategy.canary", canaryWhy, "steps", "maxSurge", "maxUnavailable")
+	c.warnDropped(canary, "spec.strategy.canary", canaryWhy, "steps", "maxSurge", "maxUnavailable", "analysis")
 	params := &dcv1.RollingDeploymentStrategyParams{}
 	for _, key := range []string{"maxSurge", "maxUnavailable"} {
 		v, ok := canary[key]
@@ -306,8 +313,24 @@ func (c *rolloutConversion) canary(canary map[string]any, dc *dcv1.DeploymentCon
 			params.Steps = append(params.Steps, *step)
 		}
 	}
+	params.Analysis = c.backgroundAnalysis(canary, len(params.Steps) > 0)
 	dc.Spec.Strategy = dcv1.DeploymentStrategy{Type: dcv1.DeploymentStrategyTypeRolling, RollingParams: params}
 	return nil
+}
+
+// backgroundAnalysis maps the canary's strategy-level analysis to
+// rollingParams.analysis, which runs beside the steps and so needs some.
+func (c *rolloutConversion) backgroundAnalysis(canary map[string]any, hasSteps bool) *dcv1.Analysis {
+	a, ok := canary["analysis"]
+	if !ok {
+		return nil
+	}
+	const path = "spec.strategy.canary.analysis"
+	if !hasSteps {
+		c.warnf("%s (a background analysis) runs beside the canary steps here, and no step was converted: dropped (add steps, or an analysis post hook)", path)
+		return nil
+	}
+	return c.analysis(asMap(a), path)
 }
 
 // step maps one canary step; nil for a step that does not fit.
@@ -346,6 +369,7 @@ func (c *rolloutConversion) step(step map[string]any, path string) (*dcv1.Rollin
 func (c *rolloutConversion) pause(p map[string]any, path string) (*dcv1.RolloutPause, error) {
 	v, ok := p["duration"]
 	if !ok {
+		c.warnIndefiniteWait(path + " has no duration")
 		return &dcv1.RolloutPause{}, nil
 	}
 	d, err := durationOf(v)
@@ -355,9 +379,16 @@ func (c *rolloutConversion) pause(p map[string]any, path string) (*dcv1.RolloutP
 	return &dcv1.RolloutPause{Duration: &metav1.Duration{Duration: d}}, nil
 }
 
+// warnIndefiniteWait warns that a wait for `kubectl dc rollout promote`
+// is not indefinite here: the deployer pod that waits is bounded by
+// activeDeadlineSeconds.
+func (c *rolloutConversion) warnIndefiniteWait(what string) {
+	c.warnf("%s: the rollout waits for 'kubectl dc rollout promote' only as long as its deployer pod may run, spec.strategy.activeDeadlineSeconds "+
+		"(default 21600 s = 6 h); then the rollout fails and the previous version serves: raise it if a person may take longer", what)
+}
+
 // blueGreenWhy says why blue-green fields are dropped.
 var blueGreenWhy = map[string]string{
-	"postPromotionAnalysis":       "has no equivalent (add an analysis post hook by hand)",
 	"previewReplicaCount":         "has no equivalent: the new deployment comes up at full size",
 	"antiAffinity":                "has no equivalent",
 	"previewMetadata":             "has no equivalent: the new deployment's pods carry the deployment label",
@@ -369,7 +400,8 @@ var blueGreenWhy = map[string]string{
 
 // blueGreen maps a blue-green strategy to BlueGreen.
 func (c *rolloutConversion) blueGreen(bg map[string]any, dc *dcv1.DeploymentConfig) error {
-	c.warnDropped(bg, "spec.strategy.blueGreen", blueGreenWhy, "activeService", "previewService", "autoPromotionEnabled", "autoPromotionSeconds", "scaleDownDelaySeconds", "prePromotionAnalysis")
+	c.warnDropped(bg, "spec.strategy.blueGreen", blueGreenWhy, "activeService", "previewService", "autoPromotionEnabled", "autoPromotionSeconds", "scaleDownDelaySeconds",
+		"prePromotionAnalysis", "postPromotionAnalysis")
 	params := &dcv1.BlueGreenDeploymentStrategyParams{ActiveService: str(bg, "activeService"), PreviewService: str(bg, "previewService")}
 	if params.ActiveService == "" {
 		return fmt.Errorf("%s: spec.strategy.blueGreen.activeService is required", c.ref)
@@ -390,8 +422,11 @@ func (c *rolloutConversion) blueGreen(bg map[string]any, dc *dcv1.DeploymentConf
 			seconds = n
 		}
 		params.AutoPromotionSeconds = &seconds
-	} else if _, ok := bg["autoPromotionSeconds"]; ok {
-		c.warnf("spec.strategy.blueGreen.autoPromotionSeconds is ignored by Argo with autoPromotionEnabled false: dropped")
+	} else {
+		c.warnIndefiniteWait("spec.strategy.blueGreen.autoPromotionEnabled is false")
+		if _, ok := bg["autoPromotionSeconds"]; ok {
+			c.warnf("spec.strategy.blueGreen.autoPromotionSeconds is ignored by Argo with autoPromotionEnabled false: dropped")
+		}
 	}
 	delay := int32(30) // Argo's default
 	if v, ok := bg["scaleDownDelaySeconds"]; ok {
@@ -405,6 +440,9 @@ func (c *rolloutConversion) blueGreen(bg map[string]any, dc *dcv1.DeploymentConf
 	if a, ok := bg["prePromotionAnalysis"]; ok {
 		params.PrePromotionAnalysis = c.analysis(asMap(a), "spec.strategy.blueGreen.prePromotionAnalysis")
 	}
+	if a, ok := bg["postPromotionAnalysis"]; ok {
+		params.PostPromotionAnalysis = c.analysis(asMap(a), "spec.strategy.blueGreen.postPromotionAnalysis")
+	}
 	dc.Spec.Strategy = dcv1.DeploymentStrategy{Type: dcv1.DeploymentStrategyTypeBlueGreen, BlueGreenParams: params}
 	return nil
 }
@@ -412,10 +450,27 @@ func (c *rolloutConversion) blueGreen(bg map[string]any, dc *dcv1.DeploymentConf
 // argsPattern finds Argo's {{args.NAME}} in queries and limits.
 var argsPattern = regexp.MustCompile(`\{\{\s*args\.([A-Za-z0-9_.-]+)\s*\}\}`)
 
+// analysisWhy says why fields of a Rollout's analysis, or of an
+// AnalysisTemplate's spec, are dropped.
+var analysisWhy = map[string]string{
+	"measurementRetention": "has no equivalent: no AnalysisRun keeps measurements; the outcome is recorded on the deployment (an annotation and an event) and the deployer's log has every measurement",
+	"analysisRunMetadata":  "has no equivalent: no AnalysisRun object is created",
+	"startingStep":         "has no equivalent: the background analysis starts with the first step",
+}
+
+// metricWhy says why fields of an AnalysisTemplate's metric are dropped.
+var metricWhy = map[string]string{
+	"initialDelay":            "has no equivalent (the first measurement is taken at once; a pause step before the analysis step waits)",
+	"inconclusiveLimit":       "has no equivalent: the first Inconclusive measurement makes the analysis Inconclusive, which waits for 'kubectl dc rollout promote' (or cancel), as Argo's default inconclusiveLimit 0 does",
+	"consecutiveSuccessLimit": "has no equivalent: the analysis succeeds once count measurements were taken without reaching a limit",
+}
+
 // analysis inlines the AnalysisTemplates an analysis references, with its
-// args substituted: their Prometheus metrics make one analysis. It returns
-// nil, with a warning, when nothing of it can be kept.
+// args substituted: their Prometheus metrics make one analysis, with their
+// dry-run metrics. It returns nil, with a warning, when nothing of it can
+// be kept.
 func (c *rolloutConversion) analysis(a map[string]any, path string) *dcv1.Analysis {
+	c.warnDropped(a, path, analysisWhy, "templates", "args", "dryRun")
 	templates, _ := a["templates"].([]any)
 	if len(templates) == 0 {
 		c.warnf("%s references no AnalysisTemplate: dropped", path)
@@ -433,55 +488,120 @@ func (c *rolloutConversion) analysis(a map[string]any, path string) *dcv1.Analys
 			c.warnf("%s.templates[%d]: %s %q is not in the input, so its metrics cannot be inlined: dropped (convert it together with the Rollout)", path, i, kind, name)
 			continue
 		}
-		args := c.args(child(tmpl, "spec")["args"], a["args"], path)
-		c.inlineMetrics(out, child(tmpl, "spec"), args, fmt.Sprintf("%s %s", strings.ToLower(kind), name))
+		from := fmt.Sprintf("%s %s", strings.ToLower(kind), name)
+		spec := child(tmpl, "spec")
+		c.warnDropped(spec, from+": spec", analysisWhy, "metrics", "args", "dryRun")
+		args := c.args(spec["args"], a["args"], from+": spec.args", path+".args")
+		first := len(out.Metrics)
+		c.inlineMetrics(out, spec, args, from)
+		c.dryRun(out, spec["dryRun"], out.Metrics[first:], from+": spec.dryRun")
 	}
 	if len(out.Metrics) == 0 {
 		c.warnf("%s has no Prometheus metric left: dropped", path)
 		return nil
 	}
+	c.dryRun(out, a["dryRun"], out.Metrics, path+".dryRun")
 	for _, e := range analysis.Validate(out, field.NewPath(path)) {
 		c.warnf("%s (CEL here, where Argo has expr: rewrite it)", e.Error())
 	}
 	return out
 }
 
-// args resolves analysis arguments: the template's defaults, overridden by
-// the Rollout's values. An argument from the pod template hash becomes
-// {{.Deployment}} (the new deployment's name, which its pods carry as the
-// deployment label), metadata.name and metadata.namespace become
-// {{.DeploymentConfig}} and {{.Namespace}}; the rest cannot be resolved.
-func (c *rolloutConversion) args(defaults, values any, path string) map[string]string {
+// args resolves analysis arguments: the template's defaults (under
+// defaultsPath), overridden by the Rollout's values (under valuesPath). An
+// argument from the pod template hash becomes {{.Deployment}} (the new
+// deployment's name, which its pods carry as the deployment label),
+// metadata.name and metadata.namespace become {{.DeploymentConfig}} and
+// {{.Namespace}}; the rest (a Secret, another field) cannot be resolved,
+// and each such argument the Rollout does not give a value to is named in
+// a warning.
+func (c *rolloutConversion) args(defaults, values any, defaultsPath, valuesPath string) map[string]string {
 	resolved := map[string]string{}
-	set := func(list any, where string) {
+	unresolved := map[string]string{} // name → warning
+	set := func(list any, path string) {
 		items, _ := list.([]any)
-		for _, item := range items {
+		for i, item := range items {
 			arg := asMap(item)
 			name := str(arg, "name")
+			where := fmt.Sprintf("%s[%d]", path, i)
 			if v, ok := arg["value"].(string); ok {
 				resolved[name] = v
+				delete(unresolved, name)
 				continue
 			}
 			from := child(arg, "valueFrom")
 			if from == nil {
 				continue
 			}
+			delete(unresolved, name)
 			switch {
 			case str(from, "podTemplateHashValue") != "":
 				resolved[name] = "{{.Deployment}}"
-				c.warnf("%s: arg %q (podTemplateHashValue) becomes the deployment's name: match the pods' deployment label instead of rollouts-pod-template-hash in the query", where, name)
+				c.warnf("%s.valueFrom.podTemplateHashValue (arg %q) becomes the deployment's name: match the pods' deployment label instead of rollouts-pod-template-hash in the query", where, name)
 			case str(child(from, "fieldRef"), "fieldPath") == "metadata.name":
 				resolved[name] = "{{.DeploymentConfig}}"
 			case str(child(from, "fieldRef"), "fieldPath") == "metadata.namespace":
 				resolved[name] = "{{.Namespace}}"
 			default:
-				c.warnf("%s: arg %q takes its value from %s, which cannot be resolved here", where, name, keysOf(from))
+				delete(resolved, name)
+				unresolved[name] = fmt.Sprintf("%s.valueFrom.%s (arg %q) cannot be resolved here (queries are rendered without Secrets or other fields): dropped, with what uses it", where, keysOf(from), name)
 			}
 		}
 	}
-	set(defaults, path)
-	set(values, path)
+	set(defaults, defaultsPath)
+	set(values, valuesPath)
+	names := make([]string, 0, len(unresolved))
+	for name := range unresolved {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		c.warnf("%s", unresolved[name])
+	}
 	return resolved
+}
+
+// dryRun maps Argo's dryRun entries (a metric name, or a regular
+// expression matching metric names, "*" for all) onto the metrics they
+// match, naming in a warning an entry that matches none.
+func (c *rolloutConversion) dryRun(out *dcv1.Analysis, list any, metrics []dcv1.AnalysisMetric, path string) {
+	items, _ := list.([]any)
+	for i, item := range items {
+		pattern := str(asMap(item), "metricName")
+		where := fmt.Sprintf("%s[%d].metricName %q", path, i, pattern)
+		if pattern == "*" || pattern == ".*" {
+			addDryRun(out, "*")
+			continue
+		}
+		re, err := regexp.Compile("^(?:" + pattern + ")$")
+		if err != nil {
+			c.warnf("%s is not a metric name or a regular expression: dropped", where)
+			continue
+		}
+		matched := false
+		for _, m := range metrics {
+			if re.MatchString(m.Name) {
+				addDryRun(out, m.Name)
+				matched = true
+			}
+		}
+		if !matched {
+			c.warnf("%s matches no metric that was kept: dropped", where)
+		}
+	}
+}
+
+// addDryRun adds a dry-run metric once.
+func addDryRun(out *dcv1.Analysis, name string) {
+	for _, d := range out.DryRun {
+		if d.MetricName == name || d.MetricName == "*" {
+			return
+		}
+	}
+	if name == "*" {
+		out.DryRun = nil
+	}
+	out.DryRun = append(out.DryRun, dcv1.DryRunMetric{MetricName: name})
 }
 
 // inlineMetrics adds the template's Prometheus metrics to out.
@@ -499,6 +619,8 @@ func (c *rolloutConversion) inlineMetrics(out *dcv1.Analysis, spec map[string]an
 		if !ok {
 			continue
 		}
+		c.warnDropped(metric, where, metricWhy, "name", "interval", "count", "failureLimit", "consecutiveErrorLimit",
+			"successCondition", "failureCondition", "provider")
 		c.warnDropped(prom, where+".provider.prometheus", nil, "address", "query")
 		out.Metrics = append(out.Metrics, dcv1.AnalysisMetric{
 			Name:             str(metric, "name"),
@@ -549,12 +671,6 @@ func (c *rolloutConversion) limits(out *dcv1.Analysis, metric map[string]any, ar
 		case **l.dst != n:
 			c.warnf("%s.%s %d differs from the analysis' %d (one %s for all metrics here): dropped", where, l.key, n, **l.dst, l.key)
 		}
-	}
-	if _, ok := metric["initialDelay"]; ok {
-		c.warnf("%s.initialDelay has no equivalent: dropped", where)
-	}
-	if _, ok := metric["inconclusiveLimit"]; ok {
-		c.warnf("%s.inconclusiveLimit has no equivalent (an inconclusive measurement fails the analysis): dropped", where)
 	}
 	if out.Interval.Duration == 0 {
 		// The API wants an interval even for one measurement; Argo's

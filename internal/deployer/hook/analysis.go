@@ -20,7 +20,10 @@ const analysisRetryPause = time.Second
 // deployment rc until the analysis has an outcome, within the rollout's
 // active deadline, and records each outcome on the RC and as an event.
 // With failurePolicy Retry a failed analysis runs again until it succeeds
-// or the deadline passes.
+// or the deadline passes. An Inconclusive outcome is a failure here: a hook
+// has a failurePolicy that says what to do when it does not succeed, and
+// unlike a canary analysis step (strategy.gate) it does not wait for
+// `kubectl dc rollout promote`, which only knows steps and blue-green gates.
 func (e *Executor) analyze(ctx context.Context, hook *dcv1.LifecycleHook, rc *corev1.ReplicationController, hookType string) error {
 	if _, err := ActiveDeadline(e.deadline, e.now()); err != nil {
 		return err

@@ -18,9 +18,9 @@ import (
 )
 
 // restoreTimeout bounds the switch of the active Service back to the old
-// deployment when the rollout ends after the switch (a cancel stops the
-// deployer: its own context is over by then). It is well within the
-// deployer pod's 10 second termination grace period.
+// deployment when a postPromotionAnalysis fails or is cancelled (a cancel
+// stops the deployer: its own context is over by then). It is well within
+// the deployer pod's 10 second termination grace period.
 const restoreTimeout = 5 * time.Second
 
 // WithServices makes the rollout point Services (the BlueGreen strategy's
@@ -30,16 +30,24 @@ func (r *Rollout) WithServices(s corev1client.ServiceInterface) *Rollout {
 	return r
 }
 
-// BlueGreen rolls out to beside from (the last complete deployment, nil on
-// the first rollout): to comes up at full size, the preview Service selects
-// it, the prePromotionAnalysis runs, and once promoted (by `kubectl dc
-// rollout promote` or after autoPromotionSeconds) the active Service
-// switches to it; from scales down scaleDownDelaySeconds later. A failed
-// analysis switches nothing and scales to away. Services select a
-// deployment by its ReplicationController's selector: the DeploymentConfig's
-// selector plus the `deployment` label its pods carry.
+// BlueGreen rolls out to beside from (the live deployment, nil on the
+// first rollout): the active Service is pinned to from, to comes up at full
+// size, the preview Service selects it, the prePromotionAnalysis runs, and
+// once promoted (by `kubectl dc rollout promote` or after
+// autoPromotionSeconds) the active Service switches to it; from scales down
+// scaleDownDelaySeconds later. A failed prePromotionAnalysis switches
+// nothing and scales to away. Services select a deployment by its
+// ReplicationController's selector: the DeploymentConfig's selector plus
+// the `deployment` label its pods carry.
+//
+// The switch is recorded on to (DeploymentSwitchedAnnotation) before the
+// active Service moves: "trial" while a postPromotionAnalysis may still
+// switch back to from, "final" once nothing will. From "final" on, to is
+// the live deployment (deployment.Live): a rollout that fails afterwards
+// (a newer version arriving during scaleDownDelaySeconds) leaves the active
+// Service on it, and the fall-back and the next rollout build on it.
 func (r *Rollout) BlueGreen(ctx context.Context, params *dcv1.BlueGreenDeploymentStrategyParams,
-	from, to *corev1.ReplicationController, desired int32) (outcome Outcome, err error) {
+	from, to *corev1.ReplicationController, desired int32) (Outcome, error) {
 	if params == nil {
 		return Completed, errors.New("strategy.blueGreenParams is required with the BlueGreen strategy")
 	}
@@ -50,47 +58,193 @@ func (r *Rollout) BlueGreen(ctx context.Context, params *dcv1.BlueGreenDeploymen
 		return Completed, err
 	}
 	timeout := seconds(params.TimeoutSeconds, dcv1.DefaultTimeoutSeconds)
-	r.printf("--> Scaling %s to %d", to.Name, desired)
-	if to, err = r.scaleTo(ctx, to, desired, timeout); err != nil {
+	if from == nil {
+		return Completed, r.firstBlueGreen(ctx, params, to, desired, timeout)
+	}
+	if to.Annotations[dcv1.DeploymentSwitchedAnnotation] == dcv1.SwitchedFinal {
+		// A deployment the active Service was switched to for good (a
+		// retried one) is live: it never goes back to from.
+		return Completed, r.resumeSwitched(ctx, params, from, to, desired, timeout)
+	}
+	to, err := r.beforeSwitch(ctx, params, from, to, desired, timeout)
+	if err != nil {
 		return Completed, err
+	}
+	if _, err := r.switchActive(ctx, params, from, to, timeout); err != nil {
+		return Completed, err
+	}
+	return Completed, r.finishBlueGreen(ctx, params, from, timeout)
+}
+
+// firstBlueGreen rolls out the first deployment: there is nothing to
+// compare it with, so both Services select it once it is available, for
+// good.
+func (r *Rollout) firstBlueGreen(ctx context.Context, params *dcv1.BlueGreenDeploymentStrategyParams,
+	to *corev1.ReplicationController, desired int32, timeout time.Duration) error {
+	r.printf("--> Scaling %s to %d", to.Name, desired)
+	to, err := r.scaleTo(ctx, to, desired, timeout)
+	if err != nil {
+		return err
 	}
 	if to, err = r.accept(ctx, to, timeout); err != nil {
-		return Completed, err
+		return err
 	}
-	if from == nil {
-		return Completed, r.selectDeployment(ctx, params.ActiveService, to)
+	if to, err = r.markSwitched(ctx, to, dcv1.SwitchedFinal); err != nil {
+		return err
+	}
+	if err := r.selectDeployment(ctx, params.ActiveService, to); err != nil {
+		return err
+	}
+	if params.PreviewService == "" {
+		return nil
+	}
+	return r.selectDeployment(ctx, params.PreviewService, to)
+}
+
+// beforeSwitch brings to up beside from and waits for its promotion. The
+// active Service is pinned to from first: left selecting every version's
+// pods (a DeploymentConfig switched from another strategy, drift reverted
+// by a GitOps tool), it would send live traffic to unpromoted pods.
+func (r *Rollout) beforeSwitch(ctx context.Context, params *dcv1.BlueGreenDeploymentStrategyParams,
+	from, to *corev1.ReplicationController, desired int32, timeout time.Duration) (*corev1.ReplicationController, error) {
+	var err error
+	if to.Annotations[dcv1.DeploymentSwitchedAnnotation] != "" {
+		// A trial switch of an earlier run of this deployment ended with
+		// it: to is not live, and dc-controller must not keep the active
+		// Service on it.
+		if to, err = r.markSwitched(ctx, to, ""); err != nil {
+			return to, err
+		}
+	}
+	if err := r.selectDeployment(ctx, params.ActiveService, from); err != nil {
+		return to, err
+	}
+	r.printf("--> Scaling %s to %d", to.Name, desired)
+	if to, err = r.scaleTo(ctx, to, desired, timeout); err != nil {
+		return to, err
+	}
+	if to, err = r.accept(ctx, to, timeout); err != nil {
+		return to, err
 	}
 	if params.PreviewService != "" {
 		if err := r.selectDeployment(ctx, params.PreviewService, to); err != nil {
-			return Completed, err
+			return to, err
 		}
 	}
 	if a := params.PrePromotionAnalysis; a != nil {
-		if err := r.prePromotionAnalysis(ctx, a, to, timeout); err != nil {
-			return Completed, err
+		if to, err = r.prePromotionAnalysis(ctx, a, to, timeout); err != nil {
+			return to, err
 		}
 	}
-	if to, err = r.awaitPromotion(ctx, params, to); err != nil {
-		return Completed, err
+	return r.awaitPromotion(ctx, params, to)
+}
+
+// switchActive points the active Service at to, marked as a trial when a
+// postPromotionAnalysis follows and for good otherwise. A failed or
+// cancelled postPromotionAnalysis switches the active Service back to
+// from and fails the rollout; a passed one makes the switch final.
+func (r *Rollout) switchActive(ctx context.Context, params *dcv1.BlueGreenDeploymentStrategyParams,
+	from, to *corev1.ReplicationController, timeout time.Duration) (*corev1.ReplicationController, error) {
+	a := params.PostPromotionAnalysis
+	mark := dcv1.SwitchedFinal
+	if a != nil {
+		mark = dcv1.SwitchedTrial
+	}
+	to, err := r.markSwitched(ctx, to, mark)
+	if err != nil {
+		return to, err
 	}
 	if err := r.selectDeployment(ctx, params.ActiveService, to); err != nil {
-		return Completed, err
+		return to, err
 	}
-	// From here on the old deployment is not serving; should the rollout
-	// still fail (a cancel during the delay), the fall-back brings the old
-	// one back, and the active Service must follow it.
-	defer func() {
-		if err != nil {
-			r.restoreActive(ctx, params.ActiveService, from)
-		}
-	}()
+	if a == nil {
+		return to, nil
+	}
+	r.printf("--> Running postPromotionAnalysis")
+	fresh, err := r.gate(ctx, a, to, "postPromotion", promoteRequested)
+	if err != nil {
+		r.switchBack(ctx, params.ActiveService, from, to, timeout)
+		return to, fmt.Errorf("postPromotionAnalysis: %w", err)
+	}
+	return r.markSwitched(ctx, fresh, dcv1.SwitchedFinal)
+}
+
+// resumeSwitched finishes a rollout whose deployment the active Service
+// was switched to for good before (a retried one): it is live and stays
+// so, at full size and selected, and from goes.
+func (r *Rollout) resumeSwitched(ctx context.Context, params *dcv1.BlueGreenDeploymentStrategyParams,
+	from, to *corev1.ReplicationController, desired int32, timeout time.Duration) error {
+	r.printf("--> %s was switched to already", to.Name)
+	to, err := r.scaleTo(ctx, to, desired, timeout)
+	if err != nil {
+		return err
+	}
+	if err := r.selectDeployment(ctx, params.ActiveService, to); err != nil {
+		return err
+	}
+	return r.finishBlueGreen(ctx, params, from, timeout)
+}
+
+// finishBlueGreen keeps from scaleDownDelaySeconds for a quick switch back
+// by hand, then scales it down. The switch is final: should the rollout
+// fail now (a cancel during the delay), the new deployment stays live and
+// the active Service stays on it (nothing here switches it back).
+func (r *Rollout) finishBlueGreen(ctx context.Context, params *dcv1.BlueGreenDeploymentStrategyParams,
+	from *corev1.ReplicationController, timeout time.Duration) error {
 	if d := params.ScaleDownDelaySeconds; d != nil && *d > 0 && deployment.Replicas(from) > 0 {
 		r.printf("--> Keeping %s for %ds (scaleDownDelaySeconds)", from.Name, *d)
 		if err := r.pause(ctx, time.Duration(*d)*time.Second); err != nil {
-			return Completed, err
+			return err
 		}
 	}
-	return Completed, r.scaleDownOld(ctx, from, timeout)
+	return r.scaleDownOld(ctx, from, timeout)
+}
+
+// markSwitched records on to how far the active Service was switched to it
+// (DeploymentSwitchedAnnotation; "" removes the record).
+func (r *Rollout) markSwitched(ctx context.Context, to *corev1.ReplicationController, mark string) (*corev1.ReplicationController, error) {
+	var value *string
+	if mark != "" {
+		value = &mark
+	}
+	fresh, err := r.scaler.Annotate(ctx, to.Name, map[string]*string{dcv1.DeploymentSwitchedAnnotation: value})
+	if err != nil {
+		return to, fmt.Errorf("record the switch of %s: %w", to.Name, err)
+	}
+	return fresh, nil
+}
+
+// switchBack points the active Service back at from after a trial switch
+// whose postPromotionAnalysis failed or was cancelled, and scales to away
+// when the deployer may still work (after a cancel the fall-back does).
+// The trial record goes first, so that dc-controller, which keeps the
+// active Service on a deployment on trial, follows the switch back. A
+// cancel ends the deployer's context: the switch back gets its own,
+// within the deployer pod's termination grace period.
+func (r *Rollout) switchBack(ctx context.Context, service string, from, to *corev1.ReplicationController, timeout time.Duration) {
+	cancelled := ctx.Err() != nil
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restoreTimeout)
+	defer cancel()
+	r.printf("--> postPromotionAnalysis did not pass: switching service %s back to %s", service, from.Name)
+	if _, err := r.markSwitched(ctx, to, ""); err != nil {
+		r.printf("--> Warning: %v", err)
+	}
+	if err := r.selectDeployment(ctx, service, from); err != nil {
+		r.printf("--> Warning: could not point service %s back at %s: %v", service, from.Name, err)
+	}
+	if cancelled {
+		return
+	}
+	r.printf("--> Scaling %s down to zero", to.Name)
+	if _, err := r.scaleTo(ctx, to, 0, min(timeout, restoreTimeout)); err != nil {
+		r.printf("--> Warning: %v", err)
+	}
+}
+
+// promoteRequested reports whether `kubectl dc rollout promote` asked a
+// blue-green rollout to go on.
+func promoteRequested(rc *corev1.ReplicationController) bool {
+	return rc.Annotations[dcv1.PromoteRequestAnnotation] != ""
 }
 
 // checkServices fails the rollout before anything moves when a Service it
@@ -143,51 +297,67 @@ func (r *Rollout) setSelector(ctx context.Context, service string, selector map[
 	return nil
 }
 
-// restoreActive points the active Service back at the old deployment after
-// a rollout that failed past the switch.
-func (r *Rollout) restoreActive(ctx context.Context, service string, from *corev1.ReplicationController) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restoreTimeout)
-	defer cancel()
-	if err := r.selectDeployment(ctx, service, from); err != nil {
-		r.printf("--> Warning: could not point service %s back at %s: %v", service, from.Name, err)
-	}
-}
-
-// prePromotionAnalysis runs the analysis; when it fails, the new
-// deployment is scaled away (the active Service never left the old one).
-func (r *Rollout) prePromotionAnalysis(ctx context.Context, a *dcv1.Analysis, to *corev1.ReplicationController, timeout time.Duration) error {
+// prePromotionAnalysis runs the analysis gate before the promotion; when
+// it fails, the new deployment is scaled away (the active Service never
+// left the old one).
+func (r *Rollout) prePromotionAnalysis(ctx context.Context, a *dcv1.Analysis, to *corev1.ReplicationController, timeout time.Duration) (*corev1.ReplicationController, error) {
 	r.printf("--> Running prePromotionAnalysis")
-	if r.analysis == nil {
-		return errors.New("prePromotionAnalysis: this deployer cannot run analyses")
-	}
-	err := r.analysis.Run(ctx, a, to, "prePromotion")
+	fresh, err := r.gate(ctx, a, to, "prePromotion", promoteRequested)
 	if err == nil {
-		return nil
+		return fresh, nil
 	}
-	r.printf("--> prePromotionAnalysis failed: scaling %s down to zero", to.Name)
-	if _, serr := r.scaleTo(ctx, to, 0, timeout); serr != nil {
-		r.printf("--> Warning: %v", serr)
+	if ctx.Err() == nil {
+		r.printf("--> prePromotionAnalysis failed: scaling %s down to zero", to.Name)
+		if _, serr := r.scaleTo(ctx, to, 0, timeout); serr != nil {
+			r.printf("--> Warning: %v", serr)
+		}
 	}
-	return fmt.Errorf("prePromotionAnalysis: %w", err)
+	return to, fmt.Errorf("prePromotionAnalysis: %w", err)
 }
 
 // awaitPromotion waits for `kubectl dc rollout promote` or, with
-// autoPromotionSeconds, that long at most. Like a canary pause, the wait is
-// bounded by the deployer pod's activeDeadlineSeconds only.
+// autoPromotionSeconds, that long at most, counted from the recorded start
+// of the wait (a restarted deployer does not start the countdown again).
+// Like a canary pause, the wait is bounded by the deployer pod's
+// activeDeadlineSeconds only. The promote request is consumed: a later
+// gate (postPromotionAnalysis) waits for a request of its own.
 func (r *Rollout) awaitPromotion(ctx context.Context, params *dcv1.BlueGreenDeploymentStrategyParams, to *corev1.ReplicationController) (*corev1.ReplicationController, error) {
-	if to.Annotations[dcv1.PromoteRequestAnnotation] != "" {
+	to, err := r.waitPromotion(ctx, params, to)
+	if err != nil {
+		return to, err
+	}
+	return r.scaler.Annotate(ctx, to.Name, map[string]*string{
+		dcv1.DeploymentPausedSinceAnnotation:   nil,
+		dcv1.DeploymentPauseDurationAnnotation: nil,
+		dcv1.DeploymentPauseReasonAnnotation:   nil,
+		dcv1.PromoteRequestAnnotation:          nil,
+	})
+}
+
+// waitPromotion is awaitPromotion's wait, which records its start and
+// reason on to.
+func (r *Rollout) waitPromotion(ctx context.Context, params *dcv1.BlueGreenDeploymentStrategyParams, to *corev1.ReplicationController) (*corev1.ReplicationController, error) {
+	if promoteRequested(to) {
+		r.printf("    Promoted")
 		return to, nil
 	}
+	since := r.now()
+	if t, err := time.Parse(time.RFC3339, to.Annotations[dcv1.DeploymentPausedSinceAnnotation]); err == nil {
+		since = t
+	}
 	dcName := to.Annotations[dcv1.DeploymentConfigAnnotation]
-	values := map[string]*string{dcv1.DeploymentPausedSinceAnnotation: new(r.now().UTC().Format(time.RFC3339))}
+	values := map[string]*string{
+		dcv1.DeploymentPausedSinceAnnotation: new(since.UTC().Format(time.RFC3339)),
+		dcv1.DeploymentPauseReasonAnnotation: new(string(dcv1.PauseReasonPromotion)),
+	}
 	waitCtx := ctx
 	if s := params.AutoPromotionSeconds; s != nil {
 		d := time.Duration(*s) * time.Second
 		values[dcv1.DeploymentPauseDurationAnnotation] = new(d.String())
 		var cancel context.CancelFunc
-		waitCtx, cancel = context.WithTimeout(ctx, d)
+		waitCtx, cancel = context.WithDeadline(ctx, since.Add(d))
 		defer cancel()
-		r.printf("--> Promoting %s in %s (or on 'kubectl dc rollout promote %s')", to.Name, d, dcName)
+		r.printf("--> Promoting %s in %s (or on 'kubectl dc rollout promote %s')", to.Name, max(since.Add(d).Sub(r.now()), 0).Round(time.Second), dcName)
 	} else {
 		r.printf("--> Waiting for 'kubectl dc rollout promote %s' to switch service %s to %s", dcName, params.ActiveService, to.Name)
 	}
@@ -195,20 +365,14 @@ func (r *Rollout) awaitPromotion(ctx context.Context, params *dcv1.BlueGreenDepl
 	if err != nil {
 		return to, err
 	}
-	fresh, err := r.scaler.WaitFor(waitCtx, to.Name, func(rc *corev1.ReplicationController) bool {
-		return rc.Annotations[dcv1.PromoteRequestAnnotation] != ""
-	})
+	fresh, err := r.scaler.WaitFor(waitCtx, to.Name, promoteRequested)
 	switch {
 	case err == nil:
-		to = fresh
 		r.printf("    Promoted")
+		return fresh, nil
 	case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
 		r.printf("    Promoted automatically after %ds", *params.AutoPromotionSeconds)
-	default:
-		return to, err
+		return to, nil
 	}
-	return r.scaler.Annotate(ctx, to.Name, map[string]*string{
-		dcv1.DeploymentPausedSinceAnnotation:   nil,
-		dcv1.DeploymentPauseDurationAnnotation: nil,
-	})
+	return to, err
 }

@@ -3,12 +3,17 @@ package strategy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
@@ -30,6 +35,21 @@ func (e *env) withServices(t *testing.T) {
 		}
 	}
 	e.rollout.WithServices(svcs)
+}
+
+// setSelector sets a Service's selector as a person or a GitOps tool
+// would.
+func (e *env) setSelector(t *testing.T, name string, sel map[string]string) {
+	t.Helper()
+	svcs := e.cluster.Client.CoreV1().Services(ns)
+	svc, err := svcs.Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.Spec.Selector = sel
+	if _, err := svcs.Update(context.Background(), svc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (e *env) selector(t *testing.T, name string) map[string]string {
@@ -145,10 +165,12 @@ func TestBlueGreenFailedAnalysisSwitchesNothing(t *testing.T) {
 	}
 }
 
-// TestBlueGreenCancelAfterSwitchRestoresActive checks that a deployer
-// stopped during the scale-down delay points the active Service back at
-// the old deployment, which the fall-back brings back.
-func TestBlueGreenCancelAfterSwitchRestoresActive(t *testing.T) {
+// TestBlueGreenCancelAfterSwitchKeepsTheNewVersion checks that a deployer
+// stopped during the scale-down delay (a newer version arrived) leaves
+// the active Service on the new deployment, which it marked switched for
+// good: the switch is the point of no return, and traffic never flips
+// back to the version it replaced.
+func TestBlueGreenCancelAfterSwitchKeepsTheNewVersion(t *testing.T) {
 	e := setup(t, fc.Options{}, 2, "")
 	e.withServices(t)
 	params := blueGreen.DeepCopy()
@@ -159,8 +181,254 @@ func TestBlueGreenCancelAfterSwitchRestoresActive(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
-	if sel := e.selector(t, "web"); !selects(sel, "web-1") {
-		t.Errorf("active selects %v, want web-1 again", sel)
+	if sel := e.selector(t, "web"); !selects(sel, "web-2") {
+		t.Errorf("active selects %v after a cancel past the switch, want web-2", sel)
+	}
+	if _, mark := e.rcState(t, "web-2", dcv1.DeploymentSwitchedAnnotation); mark != dcv1.SwitchedFinal {
+		t.Errorf("web-2 is marked switched=%q, want %q", mark, dcv1.SwitchedFinal)
+	}
+	if from, _ := e.rcState(t, "web-1", ""); from != 2 {
+		t.Errorf("web-1 has %d replicas, want 2 (the delay was not over)", from)
+	}
+}
+
+// TestBlueGreenPinsActiveBeforeScaleUp checks that an active Service
+// selecting every version's pods is pointed at the live deployment before
+// the new one gets any pod.
+func TestBlueGreenPinsActiveBeforeScaleUp(t *testing.T) {
+	e := setup(t, fc.Options{}, 2, "")
+	e.withServices(t)
+	e.setSelector(t, "web", map[string]string{"app": "web"})
+	var atScaleUp map[string]string
+	scalesUp := func(a k8stesting.Action) bool {
+		switch a := a.(type) {
+		case k8stesting.UpdateAction:
+			s, ok := a.GetObject().(*autoscalingv1.Scale)
+			return ok && a.GetSubresource() == "scale" && s.Name == "web-2" && s.Spec.Replicas > 0
+		case k8stesting.PatchAction:
+			return a.GetName() == "web-2" && strings.Contains(string(a.GetPatch()), `"replicas"`)
+		}
+		return false
+	}
+	record := func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if atScaleUp != nil || !scalesUp(a) {
+			return false, nil, nil
+		}
+		// The fake clientset holds its lock while reactors run: read the
+		// Service from its tracker.
+		obj, err := e.cluster.Client.Tracker().Get(corev1.SchemeGroupVersion.WithResource("services"), ns, "web")
+		if err != nil {
+			t.Error(err)
+			return false, nil, nil
+		}
+		atScaleUp = obj.(*corev1.Service).Spec.Selector
+		return false, nil, nil
+	}
+	e.cluster.Client.PrependReactor("update", "replicationcontrollers", record)
+	e.cluster.Client.PrependReactor("patch", "replicationcontrollers", record)
+	params := blueGreen.DeepCopy()
+	params.AutoPromotionSeconds = ptr.To[int32](0)
+	if _, err := e.rollout.BlueGreen(t.Context(), params, e.from, e.to, 2); err != nil {
+		t.Fatalf("rollout: %v\n%s", err, e.out.String())
+	}
+	if !selects(atScaleUp, "web-1") {
+		t.Errorf("when web-2 was scaled up the active Service selected %v, want exactly web-1\n%s", atScaleUp, e.out.String())
+	}
+}
+
+// TestBlueGreenFirstRolloutSetsBothServices checks that the first rollout
+// points the preview Service too, as the docs say, and marks the switch
+// final.
+func TestBlueGreenFirstRolloutSetsBothServices(t *testing.T) {
+	e := setup(t, fc.Options{}, -1, "")
+	e.withServices(t)
+	if _, err := e.rollout.BlueGreen(t.Context(), blueGreen, nil, e.to, 2); err != nil {
+		t.Fatalf("rollout: %v\n%s", err, e.out.String())
+	}
+	for _, svc := range []string{"web", "web-preview"} {
+		if sel := e.selector(t, svc); !selects(sel, "web-2") {
+			t.Errorf("%s selects %v, want web-2", svc, sel)
+		}
+	}
+	if _, mark := e.rcState(t, "web-2", dcv1.DeploymentSwitchedAnnotation); mark != dcv1.SwitchedFinal {
+		t.Errorf("web-2 is marked switched=%q, want %q", mark, dcv1.SwitchedFinal)
+	}
+}
+
+// observingAnalysis records, when it runs, the switch mark of the
+// deployment and the active Service's selector, and returns err.
+type observingAnalysis struct {
+	e        *env
+	t        *testing.T
+	err      error
+	mark     string
+	selector map[string]string
+	labels   []string
+}
+
+func (o *observingAnalysis) Run(_ context.Context, _ *dcv1.Analysis, rc *corev1.ReplicationController, label string) error {
+	_, o.mark = o.e.rcState(o.t, rc.Name, dcv1.DeploymentSwitchedAnnotation)
+	o.selector = o.e.selector(o.t, "web")
+	o.labels = append(o.labels, label)
+	return o.err
+}
+
+func TestBlueGreenPostPromotionAnalysis(t *testing.T) {
+	failed := errors.New(`analysis Failed: metric "errors" failed 2 times`)
+	for _, tc := range []struct {
+		name       string
+		err        error
+		wantErr    string
+		wantActive string
+		wantMark   string
+		wantTo     int32
+		wantFrom   int32
+	}{
+		{"passes", nil, "", "web-2", dcv1.SwitchedFinal, 2, 0},
+		{"fails", failed, "postPromotionAnalysis: " + failed.Error(), "web-1", "", 0, 2},
+		// A cancel (a newer version) during the trial switches back too;
+		// the fall-back scales web-2 away.
+		{"cancelled", context.Canceled, "postPromotionAnalysis: context canceled", "web-1", "", 2, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := setup(t, fc.Options{}, 2, "")
+			e.withServices(t)
+			a := &observingAnalysis{e: e, t: t, err: tc.err}
+			e.rollout.WithAnalysis(a)
+			params := blueGreen.DeepCopy()
+			params.PostPromotionAnalysis = &dcv1.Analysis{}
+			e.promote(t, dcv1.PromoteFull)
+			ctx := t.Context()
+			if tc.err == context.Canceled {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithCancel(ctx)
+				a.err = nil
+				e.rollout.WithAnalysis(cancelling{a, cancel})
+			}
+			_, err := e.rollout.BlueGreen(ctx, params, e.from, e.to, 2)
+			if got := fmt.Sprint(err); (tc.wantErr == "" && err != nil) || (tc.wantErr != "" && got != tc.wantErr) {
+				t.Fatalf("err = %v, want %q\n%s", err, tc.wantErr, e.out.String())
+			}
+			if a.mark != dcv1.SwitchedTrial || !selects(a.selector, "web-2") {
+				t.Errorf("during the analysis web-2 was marked %q and the active Service selected %v; want trial and web-2", a.mark, a.selector)
+			}
+			if len(a.labels) != 1 || a.labels[0] != "postPromotion" {
+				t.Errorf("analyses run: %v, want [postPromotion]", a.labels)
+			}
+			if sel := e.selector(t, "web"); !selects(sel, tc.wantActive) {
+				t.Errorf("active selects %v, want %s", sel, tc.wantActive)
+			}
+			if _, mark := e.rcState(t, "web-2", dcv1.DeploymentSwitchedAnnotation); mark != tc.wantMark {
+				t.Errorf("web-2 is marked switched=%q, want %q", mark, tc.wantMark)
+			}
+			if to, _ := e.rcState(t, "web-2", ""); to != tc.wantTo {
+				t.Errorf("web-2 has %d replicas, want %d", to, tc.wantTo)
+			}
+			if from, _ := e.rcState(t, "web-1", ""); from != tc.wantFrom {
+				t.Errorf("web-1 has %d replicas, want %d", from, tc.wantFrom)
+			}
+		})
+	}
+}
+
+// cancelling runs an analysis and then cancels the rollout, as a newer
+// version would during it.
+type cancelling struct {
+	a      AnalysisRunner
+	cancel context.CancelFunc
+}
+
+func (c cancelling) Run(ctx context.Context, a *dcv1.Analysis, rc *corev1.ReplicationController, label string) error {
+	_ = c.a.Run(ctx, a, rc, label)
+	c.cancel()
+	return ctx.Err()
+}
+
+// TestBlueGreenAutoPromotionCountsFromPausedSince checks that a restarted
+// deployer counts autoPromotionSeconds from the recorded start of the
+// wait rather than starting the countdown again.
+func TestBlueGreenAutoPromotionCountsFromPausedSince(t *testing.T) {
+	e := setup(t, fc.Options{}, 2, "")
+	e.withServices(t)
+	since := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q,%q:%q}}}`, dcv1.DeploymentPausedSinceAnnotation, since,
+		dcv1.DeploymentPauseReasonAnnotation, dcv1.PauseReasonPromotion)
+	to, err := e.cluster.Client.CoreV1().ReplicationControllers(ns).Patch(t.Context(), "web-2", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := blueGreen.DeepCopy()
+	params.AutoPromotionSeconds = ptr.To[int32](600)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if _, err := e.rollout.BlueGreen(ctx, params, e.from, to, 2); err != nil {
+		t.Fatalf("rollout: %v (the countdown started again)\n%s", err, e.out.String())
+	}
+	if sel := e.selector(t, "web"); !selects(sel, "web-2") {
+		t.Errorf("active selects %v, want web-2", sel)
+	}
+	for _, key := range []string{dcv1.DeploymentPausedSinceAnnotation, dcv1.DeploymentPauseDurationAnnotation, dcv1.DeploymentPauseReasonAnnotation} {
+		if _, v := e.rcState(t, "web-2", key); v != "" {
+			t.Errorf("web-2 keeps %s=%q after the promotion", key, v)
+		}
+	}
+}
+
+// TestBlueGreenRecordsThePauseReason checks that a rollout waiting for
+// promotion says why beside paused-since, and clears both once promoted.
+func TestBlueGreenRecordsThePauseReason(t *testing.T) {
+	e := setup(t, fc.Options{}, 2, "")
+	e.withServices(t)
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.rollout.BlueGreen(t.Context(), blueGreen, e.from, e.to, 2)
+		done <- err
+	}()
+	e.waitPaused(t, "")
+	if _, reason := e.rcState(t, "web-2", dcv1.DeploymentPauseReasonAnnotation); reason != string(dcv1.PauseReasonPromotion) {
+		t.Errorf("waiting for promotion, web-2 has pause-reason %q, want %q", reason, dcv1.PauseReasonPromotion)
+	}
+	e.promote(t, dcv1.PromoteFull)
+	if err := <-done; err != nil {
+		t.Fatalf("rollout: %v\n%s", err, e.out.String())
+	}
+	for _, key := range []string{dcv1.DeploymentPausedSinceAnnotation, dcv1.DeploymentPauseReasonAnnotation, dcv1.PromoteRequestAnnotation} {
+		if _, v := e.rcState(t, "web-2", key); v != "" {
+			t.Errorf("web-2 keeps %s=%q after the promotion", key, v)
+		}
+	}
+}
+
+// TestBlueGreenRetryOfASwitchedDeployment checks that a deployment the
+// active Service was switched to for good never points it back at the
+// older one when it rolls out again (a retry).
+func TestBlueGreenRetryOfASwitchedDeployment(t *testing.T) {
+	e := setup(t, fc.Options{}, 2, "")
+	e.withServices(t)
+	e.setSelector(t, "web", map[string]string{"app": "web", "deploymentconfig": "web", "deployment": "web-2"})
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, dcv1.DeploymentSwitchedAnnotation, dcv1.SwitchedFinal)
+	to, err := e.cluster.Client.CoreV1().ReplicationControllers(ns).Patch(t.Context(), "web-2", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var selected []string
+	e.cluster.Client.PrependReactor("patch", "services", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		selected = append(selected, string(a.(k8stesting.PatchAction).GetPatch()))
+		return false, nil, nil
+	})
+	// Nothing waits for a promotion that happened before.
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if _, err := e.rollout.BlueGreen(ctx, blueGreen, e.from, to, 2); err != nil {
+		t.Fatalf("rollout: %v\n%s", err, e.out.String())
+	}
+	for _, p := range selected {
+		if strings.Contains(p, `"web-1"`) {
+			t.Errorf("a Service was pointed at web-1: %s", p)
+		}
+	}
+	if sel := e.selector(t, "web"); !selects(sel, "web-2") {
+		t.Errorf("active selects %v, want web-2", sel)
 	}
 }
 

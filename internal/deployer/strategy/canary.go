@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -31,46 +32,135 @@ func (r *Rollout) WithAnalysis(a AnalysisRunner) *Rollout {
 type canaryCounts struct {
 	// to and from are the new and the old deployment's replicas.
 	to, from int32
-	// extra is 1 when both counts were rounded up and add up to one more
-	// than desired: that pod may come on top of maxSurge.
-	extra int32
 }
 
-// weightCounts resolves a weight into replica counts as Argo Rollouts does
-// for a canary without traffic routing: the new deployment gets
-// ceil(desired*weight/100) replicas and the old one
-// ceil(desired*(100-weight)/100), both rounded up, so that any weight
-// strictly between 0 and 100 keeps at least one pod of each (5 replicas at
-// 20%: 1 new, 4 old; 4 replicas at 30%: 2 new, 3 old, one pod over desired).
-func weightCounts(desired, weight int32) canaryCounts {
-	ceilPct := func(pct int32) int32 {
-		return int32((int64(desired)*int64(pct) + 99) / 100)
+// weightCounts resolves a weight into replica counts as Argo Rollouts (>=
+// 1.2) does for a canary without traffic routing. The candidates have
+// desired pods in all, or one more when maxSurge allows a pod on top (one
+// pod over desired is often what brings a small deployment close to the
+// weight: 1 of 11 for 5%); each splits its pods at the weight rounded down
+// or up. The one closest to the weight wins. Ties go to the fewer pods, then
+// to the larger canary, as in Argo Rollouts. A weight strictly between 0 and
+// 100 keeps a pod of each version whenever some candidate does (5 replicas
+// at 20%: 1 new, 4 old; 4 replicas without surge at 30%: 1 new, 3 old).
+// The total never exceeds desired+surge and is never under desired, so the
+// deployment is as available at the step as at rest.
+func weightCounts(desired, surge, weight int32) canaryCounts {
+	if desired <= 0 {
+		return canaryCounts{}
 	}
-	c := canaryCounts{to: ceilPct(weight), from: ceilPct(100 - weight)}
-	c.extra = max(c.to+c.from-desired, 0)
-	return c
+	weight = min(max(weight, 0), 100)
+	totals := []int64{int64(desired)}
+	if surge > 0 {
+		totals = append(totals, int64(desired)+1)
+	}
+	var best canaryCounts
+	bestDelta, bestKeeps, found := int64(0), false, false
+	for _, total := range totals {
+		floor, ceil := total*int64(weight)/100, (total*int64(weight)+99)/100
+		for _, to := range slices.Compact([]int64{ceil, floor}) {
+			// |to/total - weight/100|, scaled by 100*desired*(desired+1) so
+			// that candidates of both totals compare as integers.
+			delta := abs64(to*100-total*int64(weight)) * (2*int64(desired) + 1 - total)
+			keeps := (weight == 0 || to > 0) && (weight == 100 || to < total)
+			if found && !better(delta, keeps, bestDelta, bestKeeps) {
+				continue
+			}
+			best = canaryCounts{to: int32(to), from: int32(total - to)}
+			bestDelta, bestKeeps, found = delta, keeps, true
+		}
+	}
+	return best
+}
+
+// better reports whether a candidate beats the best so far: keeping a pod
+// of each version first, then being closer to the weight. Equal ones keep
+// the earlier candidate, which has fewer pods or a larger canary.
+func better(delta int64, keeps bool, bestDelta int64, bestKeeps bool) bool {
+	if keeps != bestKeeps {
+		return keeps
+	}
+	return delta < bestDelta
+}
+
+func abs64(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
 }
 
 // canary runs the steps of a Rolling strategy between the pre hook and the
 // final roll to 100%. It resumes at the step recorded on to (a restarted
-// deployer), and stops early when the rollout is promoted in full.
-func (r *Rollout) canary(ctx context.Context, plan rollingPlan, steps []dcv1.RollingStep, p *pair) error {
+// deployer), and stops early when the rollout is promoted in full. Before
+// each step it takes up a new replica count of the DeploymentConfig (see
+// replan); after each step it holds for a person if the background
+// analysis bg was Inconclusive (hold). It returns the plan the final roll
+// follows.
+func (r *Rollout) canary(ctx context.Context, params *dcv1.RollingDeploymentStrategyParams, plan rollingPlan, p *pair, bg *background) (rollingPlan, error) {
+	steps := params.Steps
+	scale := &scaleWatch{seen: p.to.Annotations[dcv1.DesiredReplicasAnnotation]}
 	start := resumeStep(p.to, len(steps))
+	plan, err := r.replan(ctx, params, plan, scale, p)
+	if err != nil {
+		return plan, err
+	}
+	if err := r.reapplyWeight(ctx, plan, steps, start, p); err != nil {
+		return plan, err
+	}
 	for i := start; i < len(steps); i++ {
 		if promotedFull(p.to) {
 			r.printf("--> Promoted in full: skipping steps %d to %d", i+1, len(steps))
 			break
 		}
+		if plan, err = r.replan(ctx, params, plan, scale, p); err != nil {
+			return plan, err
+		}
 		if err := r.recordStep(ctx, p, i+1, len(steps)); err != nil {
-			return err
+			return plan, err
 		}
 		if err := r.runStep(ctx, plan, steps[i], i+1, len(steps), p); err != nil {
-			return err
+			return plan, err
+		}
+		if err := r.hold(ctx, bg, i+1, p); err != nil {
+			return plan, err
 		}
 	}
-	var err error
-	p.to, err = r.scaler.Annotate(ctx, p.to.Name, map[string]*string{dcv1.DeploymentStepAnnotation: nil})
-	return err
+	if p.to, err = r.scaler.Annotate(ctx, p.to.Name, map[string]*string{dcv1.DeploymentStepAnnotation: nil}); err != nil {
+		return plan, err
+	}
+	return r.replan(ctx, params, plan, scale, p)
+}
+
+// scaleWatch is the DeploymentConfig's replica count as the canary last
+// took it up: the new deployment's desired-replicas annotation, which
+// dc-controller rewrites when the DeploymentConfig is scaled during the
+// rollout.
+type scaleWatch struct{ seen string }
+
+// replan re-reads the new deployment and, when its desired replicas
+// changed since the canary last looked, resolves the plan for the new
+// count: the next step's weight, and the final roll, count it, as Argo
+// Rollouts recomputes its replica counts on a scale.
+func (r *Rollout) replan(ctx context.Context, params *dcv1.RollingDeploymentStrategyParams, plan rollingPlan, scale *scaleWatch, p *pair) (rollingPlan, error) {
+	fresh, err := r.scaler.Get(ctx, p.to.Name)
+	if err != nil {
+		return plan, err
+	}
+	p.to = fresh
+	mark := fresh.Annotations[dcv1.DesiredReplicasAnnotation]
+	desired, ok := deployment.DesiredReplicas(fresh)
+	if mark == scale.seen || !ok || desired == plan.desired {
+		scale.seen = mark
+		return plan, nil
+	}
+	scale.seen = mark
+	next, err := planRolling(params, desired)
+	if err != nil {
+		return plan, err
+	}
+	r.printf("--> The DeploymentConfig now has %d replicas (was %d): the next steps count %d", desired, plan.desired, desired)
+	return next, nil
 }
 
 // runStep runs one canary step.
@@ -125,14 +215,41 @@ func (r *Rollout) recordStep(ctx context.Context, p *pair, k, n int) error {
 	return err
 }
 
-// setWeight moves the replicas to the weight's counts, a round at a time
-// within maxSurge (plus the rounding's extra pod) and maxUnavailable, then
-// waits for the new deployment's pods to be available. Standing still for
-// the strategy's timeout fails, as in the final roll.
+// reapplyWeight brings a resumed canary back to the weight of the last
+// setWeight before the step it resumes at: since the earlier deployer
+// stopped, the weight may have been undone (the fall-back of a cancel
+// scales the new deployment to 0) or the replicas changed, and a pause or
+// an analysis must not run at another weight than the one the steps set.
+// Starting at the first step, or at a setWeight step, needs nothing.
+func (r *Rollout) reapplyWeight(ctx context.Context, plan rollingPlan, steps []dcv1.RollingStep, start int, p *pair) error {
+	if start == 0 || steps[start].SetWeight != nil {
+		return nil
+	}
+	for j := start - 1; j >= 0; j-- {
+		if w := steps[j].SetWeight; w != nil {
+			want := weightCounts(plan.desired, plan.surge, *w)
+			r.printf("--> Resuming at step %d of %d: back to the weight of step %d (setWeight %d%%): scaling %s to %d and %s to %d",
+				start+1, len(steps), j+1, *w, p.to.Name, want.to, p.from.Name, want.from)
+			return r.moveToWeight(ctx, plan, *w, p)
+		}
+	}
+	return nil
+}
+
+// setWeight moves the replicas to the weight's counts (moveToWeight).
 func (r *Rollout) setWeight(ctx context.Context, plan rollingPlan, weight int32, k, n int, p *pair) error {
-	want := weightCounts(plan.desired, weight)
+	want := weightCounts(plan.desired, plan.surge, weight)
 	r.printf("--> Step %d of %d: setWeight %d%%: scaling %s to %d and %s to %d (keep %d pods available, don't exceed %d pods)",
-		k, n, weight, p.to.Name, want.to, p.from.Name, want.from, plan.minAvailable, int64(plan.desired)+int64(plan.surge)+int64(want.extra))
+		k, n, weight, p.to.Name, want.to, p.from.Name, want.from, plan.minAvailable, int64(plan.desired)+int64(plan.surge))
+	return r.moveToWeight(ctx, plan, weight, p)
+}
+
+// moveToWeight moves the replicas to the weight's counts, a round at a
+// time within maxSurge and maxUnavailable, then waits for the new
+// deployment's pods to be available, and records the weight. Standing
+// still for the strategy's timeout fails, as in the final roll.
+func (r *Rollout) moveToWeight(ctx context.Context, plan rollingPlan, weight int32, p *pair) error {
+	want := weightCounts(plan.desired, plan.surge, weight)
 	deadline := r.now().Add(plan.timeout)
 	for deployment.Replicas(p.to) != want.to || deployment.Replicas(p.from) != want.from {
 		moved, err := r.weightRound(ctx, plan, want, p)
@@ -181,7 +298,7 @@ func (r *Rollout) setWeight(ctx context.Context, plan rollingPlan, weight int32,
 // allows. With a rising weight the new deployment grows; with a falling
 // one, the old.
 func (r *Rollout) weightRound(ctx context.Context, plan rollingPlan, want canaryCounts, p *pair) (bool, error) {
-	capacity := int64(plan.desired) + int64(plan.surge) + int64(want.extra)
+	capacity := int64(plan.desired) + int64(plan.surge)
 	rising := deployment.Replicas(p.to) < want.to || deployment.Replicas(p.from) > want.from
 	grow, growTarget, shrink, shrinkTarget := &p.to, want.to, &p.from, want.from
 	if !rising {
@@ -236,7 +353,10 @@ func (r *Rollout) pauseStep(ctx context.Context, pause *dcv1.RolloutPause, k, n 
 	if t, err := time.Parse(time.RFC3339, p.to.Annotations[dcv1.DeploymentPausedSinceAnnotation]); err == nil && resumeStep(p.to, n) == k-1 {
 		since = t
 	}
-	values := map[string]*string{dcv1.DeploymentPausedSinceAnnotation: new(since.UTC().Format(time.RFC3339))}
+	values := map[string]*string{
+		dcv1.DeploymentPausedSinceAnnotation: new(since.UTC().Format(time.RFC3339)),
+		dcv1.DeploymentPauseReasonAnnotation: new(string(dcv1.PauseReasonPause)),
+	}
 	waitCtx := ctx
 	dcName := p.to.Annotations[dcv1.DeploymentConfigAnnotation]
 	if pause.Duration != nil {
@@ -266,23 +386,19 @@ func (r *Rollout) pauseStep(ctx context.Context, pause *dcv1.RolloutPause, k, n 
 	p.to, err = r.scaler.Annotate(ctx, p.to.Name, map[string]*string{
 		dcv1.DeploymentPausedSinceAnnotation:   nil,
 		dcv1.DeploymentPauseDurationAnnotation: nil,
+		dcv1.DeploymentPauseReasonAnnotation:   nil,
 	})
 	return err
 }
 
-// analysisStep runs the step's analysis; a failed analysis fails the
-// rollout.
+// analysisStep runs the step's analysis through gate: a failed analysis
+// fails the rollout, an Inconclusive one waits for a promote of step k (or
+// --full), and `promote --full` skips it.
 func (r *Rollout) analysisStep(ctx context.Context, a *dcv1.Analysis, k, n int, p *pair) error {
 	r.printf("--> Step %d of %d: analysis", k, n)
-	if r.analysis == nil {
-		return fmt.Errorf("step %d of %d: this deployer cannot run analysis steps", k, n)
-	}
-	if err := r.analysis.Run(ctx, a, p.to, fmt.Sprintf("step-%d", k)); err != nil {
-		return fmt.Errorf("step %d of %d: %w", k, n, err)
-	}
-	fresh, err := r.scaler.Get(ctx, p.to.Name)
+	fresh, err := r.gate(ctx, a, p.to, fmt.Sprintf("step-%d", k), func(rc *corev1.ReplicationController) bool { return promoted(rc, k) })
 	if err != nil {
-		return err
+		return fmt.Errorf("step %d of %d: %w", k, n, err)
 	}
 	p.to = fresh
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -19,22 +20,85 @@ import (
 
 func TestWeightCounts(t *testing.T) {
 	tests := []struct {
-		desired, weight int32
-		want            canaryCounts
+		desired, surge, weight int32
+		want                   canaryCounts
 	}{
-		{5, 20, canaryCounts{to: 1, from: 4}},
-		{5, 0, canaryCounts{to: 0, from: 5}},
-		{5, 100, canaryCounts{to: 5, from: 0}},
-		{4, 30, canaryCounts{to: 2, from: 3, extra: 1}},
-		{10, 5, canaryCounts{to: 1, from: 10, extra: 1}},
-		{1, 50, canaryCounts{to: 1, from: 1, extra: 1}},
-		{1, 95, canaryCounts{to: 1, from: 1, extra: 1}},
-		{0, 50, canaryCounts{}},
-		{3, 50, canaryCounts{to: 2, from: 2, extra: 1}},
+		{5, 2, 20, canaryCounts{to: 1, from: 4}},
+		{5, 2, 0, canaryCounts{to: 0, from: 5}},
+		{5, 2, 100, canaryCounts{to: 5, from: 0}},
+		// The issue's case: no surge, so never more than 4 pods.
+		{4, 0, 30, canaryCounts{to: 1, from: 3}},
+		{4, 1, 30, canaryCounts{to: 1, from: 3}},
+		// 1 of 11 (9.1%) is closer to 5% than 1 of 10.
+		{10, 1, 5, canaryCounts{to: 1, from: 10}},
+		{10, 0, 5, canaryCounts{to: 1, from: 9}},
+		// One pod each needs the surge; without it the tie goes to the canary.
+		{1, 1, 50, canaryCounts{to: 1, from: 1}},
+		{1, 0, 50, canaryCounts{to: 1, from: 0}},
+		{1, 1, 95, canaryCounts{to: 1, from: 1}},
+		{0, 1, 50, canaryCounts{}},
+		// 2 of 4 is exactly 50%; without surge 1 and 2 of 3 tie and the
+		// larger canary wins, as in Argo Rollouts.
+		{3, 1, 50, canaryCounts{to: 2, from: 2}},
+		{3, 0, 50, canaryCounts{to: 2, from: 1}},
+		{2, 0, 1, canaryCounts{to: 1, from: 1}},
+		{2, 0, 99, canaryCounts{to: 1, from: 1}},
+		{10, 3, 33, canaryCounts{to: 3, from: 7}},
 	}
 	for _, tt := range tests {
-		if got := weightCounts(tt.desired, tt.weight); got != tt.want {
-			t.Errorf("weightCounts(%d, %d) = %+v, want %+v", tt.desired, tt.weight, got, tt.want)
+		if got := weightCounts(tt.desired, tt.surge, tt.weight); got != tt.want {
+			t.Errorf("weightCounts(%d, %d, %d) = %+v, want %+v", tt.desired, tt.surge, tt.weight, got, tt.want)
+		}
+	}
+}
+
+// TestWeightCountsProperties checks the counts of every weight for many
+// replica counts and fenceposts: never more pods than desired+maxSurge, at
+// rest never fewer than desired-maxUnavailable, one pod of each version when
+// the room allows, and no allowed pair closer to the weight.
+func TestWeightCountsProperties(t *testing.T) {
+	delta := func(w, to, total int32) float64 {
+		if total == 0 {
+			return 0
+		}
+		return math.Abs(float64(to)*100/float64(total) - float64(w))
+	}
+	for desired := int32(0); desired <= 25; desired++ {
+		for surge := int32(0); surge <= 3; surge++ {
+			for unavailable := int32(0); unavailable <= 3; unavailable++ {
+				for w := int32(0); w <= 100; w++ {
+					c := weightCounts(desired, surge, w)
+					name := fmt.Sprintf("replicas %d surge %d unavailable %d weight %d: %+v", desired, surge, unavailable, w, c)
+					if c.to < 0 || c.from < 0 || c.to+c.from > desired+surge {
+						t.Fatalf("%s: more pods than %d", name, desired+surge)
+					}
+					if c.to+c.from < desired-unavailable || c.to+c.from < desired {
+						t.Fatalf("%s: fewer pods than %d", name, desired)
+					}
+					room := desired >= 2 || (desired == 1 && surge >= 1)
+					if room && w > 0 && c.to == 0 {
+						t.Fatalf("%s: no canary pod", name)
+					}
+					if room && w < 100 && c.from == 0 {
+						t.Fatalf("%s: no stable pod", name)
+					}
+					if w == 0 && c.to != 0 || w == 100 && c.from != 0 {
+						t.Fatalf("%s: want only one version", name)
+					}
+					got := delta(w, c.to, c.to+c.from)
+					for total := desired; total <= desired+min(surge, 1); total++ {
+						for to := int32(0); to <= total; to++ {
+							keeps := (w == 0 || to > 0) && (w == 100 || to < total)
+							if room && !keeps {
+								continue
+							}
+							if d := delta(w, to, total); d < got-1e-9 {
+								t.Fatalf("%s: %d of %d is closer (%.2f < %.2f)", name, to, total, d, got)
+							}
+						}
+					}
+				}
+			}
 		}
 	}
 }
@@ -244,6 +308,9 @@ func TestCanaryWeightBounds(t *testing.T) {
 		{"0", "1", 5, []int32{40, 20, 80}},
 		{"0", "25%", 10, []int32{5, 50}},
 		{"1", "0", 1, []int32{50}},
+		{"0", "1", 4, []int32{30, 70}},
+		{"0", "25%", 1, []int32{50}},
+		{"2", "0", 3, []int32{50, 10, 90}},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s %s %d %v", tt.surge, tt.unavailable, tt.desired, tt.weights), func(t *testing.T) {
@@ -260,16 +327,15 @@ func TestCanaryWeightBounds(t *testing.T) {
 			surge, unavailable, _ := Fenceposts(params.MaxSurge, params.MaxUnavailable, tt.desired)
 			for _, sc := range e.cluster.Scales()[before:] {
 				old, cur := sc.After["web-1"], sc.After["web-2"]
-				// +1: the rounding's extra pod.
-				if pods := old[0] + cur[0]; pods > tt.desired+surge+1 {
-					t.Errorf("after %s=%d: %d pods, more than %d", sc.RC, sc.Replicas, pods, tt.desired+surge+1)
+				if pods := old[0] + cur[0]; pods > tt.desired+surge {
+					t.Errorf("after %s=%d: %d pods, more than %d", sc.RC, sc.Replicas, pods, tt.desired+surge)
 				}
 				if avail := old[1] + cur[1]; avail < tt.desired-unavailable {
 					t.Errorf("after %s=%d: %d available, fewer than %d", sc.RC, sc.Replicas, avail, tt.desired-unavailable)
 				}
 			}
 			for _, w := range tt.weights {
-				c := weightCounts(tt.desired, w)
+				c := weightCounts(tt.desired, surge, w)
 				if !reachedCounts(e.cluster.Scales()[before:], c) {
 					t.Errorf("weight %d: never at web-2=%d web-1=%d; scales %v", w, c.to, c.from, e.cluster.Scales()[before:])
 				}
@@ -289,7 +355,10 @@ func reachedCounts(scales []fc.Scale, c canaryCounts) bool {
 
 // TestCanaryResumesAtTheRecordedStep checks that a deployer started again
 // for a deployment that recorded a step (its pod restarted) goes on from
-// that step instead of starting over.
+// that step instead of starting over, after bringing the deployments back
+// to the weight of the last setWeight before it: the earlier run's weight
+// may have been undone since (here web-2 is at 0, as a fall-back leaves
+// it), and a pause must never wait with no canary pods.
 func TestCanaryResumesAtTheRecordedStep(t *testing.T) {
 	e := setup(t, fc.Options{}, 4, "")
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"3",%q:"3",%q:"2026-03-01T11:00:00Z"}}}`,
@@ -299,17 +368,48 @@ func TestCanaryResumesAtTheRecordedStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.to = to
+	done := e.runAsync(t.Context(), steps("1", "0", weight(25), weight(50), pauseUntilPromoted), 4)
+	e.waitAnnotation(t, dcv1.DeploymentPauseReasonAnnotation, string(dcv1.PauseReasonPause))
+	if to, w := e.rcState(t, "web-2", dcv1.DeploymentWeightAnnotation); to != 2 || w != "50" {
+		t.Errorf("at the resumed pause web-2 has %d replicas, weight %q; want 2 and 50", to, w)
+	}
+	if from, _ := e.rcState(t, "web-1", ""); from != 2 {
+		t.Errorf("at the resumed pause web-1 has %d replicas, want 2", from)
+	}
 	e.promote(t, "3")
-	if _, err := e.rollout.Rolling(t.Context(), steps("1", "0", weight(25), weight(50), pauseUntilPromoted), e.from, e.to, 4); err != nil {
+	if err := <-done; err != nil {
 		t.Fatalf("rollout: %v\n%s", err, e.out.String())
 	}
 	out := e.out.String()
-	if strings.Contains(out, "Step 1 of 3") || strings.Contains(out, "Step 2 of 3") || !strings.Contains(out, "--> Step 3 of 3: paused until") {
-		t.Errorf("output:\n%s", out)
+	for _, unwanted := range []string{"Step 1 of 3", "Step 2 of 3"} {
+		if strings.Contains(out, unwanted) {
+			t.Errorf("output has %q:\n%s", unwanted, out)
+		}
+	}
+	for _, want := range []string{
+		"--> Resuming at step 3 of 3: back to the weight of step 2 (setWeight 50%)",
+		"--> Step 3 of 3: paused until",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
 	}
 	if to, _ := e.rcState(t, "web-2", ""); to != 4 {
 		t.Errorf("web-2 has %d replicas, want 4", to)
 	}
+}
+
+// waitAnnotation waits until web-2 has annotation key set to value.
+func (e *env) waitAnnotation(t *testing.T, key, value string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, v := e.rcState(t, "web-2", key); v == value {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("web-2 never had %s=%q", key, value)
 }
 
 // TestCanaryGrowsTheOldDeploymentToItsShare checks a canary whose
@@ -329,5 +429,184 @@ func TestCanaryGrowsTheOldDeploymentToItsShare(t *testing.T) {
 	e.promote(t, "2")
 	if err := <-done; err != nil {
 		t.Fatalf("rollout: %v\n%s", err, e.out.String())
+	}
+}
+
+// inconclusiveAnalysis ends every analysis Inconclusive, as the deployer's
+// runner reports it.
+type inconclusiveAnalysis struct{}
+
+func (inconclusiveAnalysis) Run(context.Context, *dcv1.Analysis, *corev1.ReplicationController, string) error {
+	return fmt.Errorf(`%w: metric "errors" was inconclusive: result [0.5]`, ErrInconclusive)
+}
+
+// blockingAnalysis measures until its context ends, and says so.
+type blockingAnalysis struct{ stopped chan error }
+
+func (b blockingAnalysis) Run(ctx context.Context, _ *dcv1.Analysis, _ *corev1.ReplicationController, _ string) error {
+	<-ctx.Done()
+	b.stopped <- ctx.Err()
+	return fmt.Errorf("analysis interrupted: %w", ctx.Err())
+}
+
+var analysisStep = dcv1.RollingStep{Analysis: &dcv1.Analysis{}}
+
+// TestCanaryInconclusiveWaitsForPromote checks that an Inconclusive
+// analysis step waits for a person, as in Argo Rollouts, instead of
+// failing the rollout: the RC says why it waits, and promote goes on.
+func TestCanaryInconclusiveWaitsForPromote(t *testing.T) {
+	e := setup(t, fc.Options{}, 4, "")
+	e.rollout.WithAnalysis(inconclusiveAnalysis{})
+	done := e.runAsync(t.Context(), steps("1", "0", weight(25), analysisStep, weight(50)), 4)
+	e.waitAnnotation(t, dcv1.DeploymentPauseReasonAnnotation, string(dcv1.PauseReasonInconclusive))
+	if _, since := e.rcState(t, "web-2", dcv1.DeploymentPausedSinceAnnotation); since == "" {
+		t.Error("waiting without paused-since")
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the rollout ended on Inconclusive: %v\n%s", err, e.out.String())
+	default:
+	}
+	e.promote(t, "2")
+	if err := <-done; err != nil {
+		t.Fatalf("rollout: %v\n%s", err, e.out.String())
+	}
+	for _, key := range []string{dcv1.DeploymentPauseReasonAnnotation, dcv1.DeploymentPausedSinceAnnotation} {
+		if _, v := e.rcState(t, "web-2", key); v != "" {
+			t.Errorf("%s=%q left after the promote", key, v)
+		}
+	}
+	for _, want := range []string{
+		`--> step-2: analysis inconclusive: metric "errors" was inconclusive: result [0.5]`,
+		"--> step-2: analysis inconclusive: waiting for 'kubectl dc rollout promote web' to go on, or cancel to abort",
+		"    Promoted",
+		"--> Step 3 of 3: setWeight 50%",
+	} {
+		if !strings.Contains(e.out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, e.out.String())
+		}
+	}
+}
+
+// TestCanaryInconclusiveCancelAborts checks that a cancel (the deployer's
+// context ends) while an Inconclusive analysis waits aborts the rollout.
+func TestCanaryInconclusiveCancelAborts(t *testing.T) {
+	e := setup(t, fc.Options{}, 4, "")
+	e.rollout.WithAnalysis(inconclusiveAnalysis{})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := e.runAsync(ctx, steps("1", "0", weight(25), analysisStep, weight(50)), 4)
+	e.waitAnnotation(t, dcv1.DeploymentPauseReasonAnnotation, string(dcv1.PauseReasonInconclusive))
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if strings.Contains(e.out.String(), "Step 3 of 3") {
+		t.Errorf("the rollout went on:\n%s", e.out.String())
+	}
+}
+
+// TestCanaryPromoteFullStopsARunningAnalysis checks that `promote --full`
+// during an analysis step stops the analysis and skips the rest.
+func TestCanaryPromoteFullStopsARunningAnalysis(t *testing.T) {
+	e := setup(t, fc.Options{}, 4, "")
+	b := blockingAnalysis{stopped: make(chan error, 1)}
+	e.rollout.WithAnalysis(b)
+	done := e.runAsync(t.Context(), steps("1", "0", weight(25), analysisStep, weight(50), pauseUntilPromoted), 4)
+	e.waitAnnotation(t, dcv1.DeploymentStepAnnotation, "2")
+	e.promote(t, dcv1.PromoteFull)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("rollout: %v\n%s", err, e.out.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the analysis still runs after promote --full")
+	}
+	if err := <-b.stopped; !errors.Is(err, context.Canceled) {
+		t.Errorf("the analysis ended with %v, want it cancelled", err)
+	}
+	for _, want := range []string{
+		"--> step-2: promoted in full: analysis stopped",
+		"--> Promoted in full: skipping steps 3 to 4",
+	} {
+		if !strings.Contains(e.out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, e.out.String())
+		}
+	}
+	if to, _ := e.rcState(t, "web-2", ""); to != 4 {
+		t.Errorf("web-2 has %d replicas, want 4", to)
+	}
+}
+
+// TestCanaryHonoursAScaleMidway checks that a DeploymentConfig scaled
+// during a canary (dc-controller records the new count on the running
+// deployment) is honoured at the next step, as Argo Rollouts recomputes,
+// and by the final roll.
+func TestCanaryHonoursAScaleMidway(t *testing.T) {
+	e := setup(t, fc.Options{}, 4, "")
+	done := e.runAsync(t.Context(), steps("25%", "25%", weight(25), pauseUntilPromoted, weight(50), pauseUntilPromoted), 4)
+	e.waitPaused(t, "2")
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"8"}}}`, dcv1.DesiredReplicasAnnotation)
+	if _, err := e.cluster.Client.CoreV1().ReplicationControllers(ns).Patch(t.Context(), "web-2", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.promote(t, "2")
+	e.waitPaused(t, "4")
+	if to, _ := e.rcState(t, "web-2", ""); to != 4 {
+		t.Errorf("at 50%% of 8 web-2 has %d replicas, want 4", to)
+	}
+	if from, _ := e.rcState(t, "web-1", ""); from != 4 {
+		t.Errorf("at 50%% of 8 web-1 has %d replicas, want 4", from)
+	}
+	e.promote(t, "4")
+	if err := <-done; err != nil {
+		t.Fatalf("rollout: %v\n%s", err, e.out.String())
+	}
+	to, _ := e.rcState(t, "web-2", "")
+	from, _ := e.rcState(t, "web-1", "")
+	if to != 8 || from != 0 {
+		t.Errorf("ended with web-2=%d web-1=%d, want 8 and 0", to, from)
+	}
+	for _, want := range []string{
+		"--> The DeploymentConfig now has 8 replicas (was 4): the next steps count 8",
+		"--> Step 3 of 4: setWeight 50%: scaling web-2 to 4 and web-1 to 4",
+		"--> Scaling up web-2 from 4 to 8, scaling down web-1 from 4 to 0",
+	} {
+		if !strings.Contains(e.out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, e.out.String())
+		}
+	}
+}
+
+type passingAnalysis struct{}
+
+func (passingAnalysis) Run(context.Context, *dcv1.Analysis, *corev1.ReplicationController, string) error {
+	return nil
+}
+
+// TestCanaryResumedAnalysisClearsAnEarlierWait checks that a deployer
+// started again while the earlier one waited after an Inconclusive analysis
+// measures again and, when it passes, no longer shows the rollout waiting.
+func TestCanaryResumedAnalysisClearsAnEarlierWait(t *testing.T) {
+	e := setup(t, fc.Options{}, 4, "")
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"2",%q:"3",%q:"2026-03-01T11:00:00Z",%q:%q}}}`,
+		dcv1.DeploymentStepAnnotation, dcv1.DeploymentStepsAnnotation, dcv1.DeploymentPausedSinceAnnotation,
+		dcv1.DeploymentPauseReasonAnnotation, dcv1.PauseReasonInconclusive)
+	to, err := e.cluster.Client.CoreV1().ReplicationControllers(ns).Patch(t.Context(), "web-2", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.to = to
+	e.rollout.WithAnalysis(passingAnalysis{})
+	if _, err := e.rollout.Rolling(t.Context(), steps("1", "0", weight(25), analysisStep, weight(50)), e.from, e.to, 4); err != nil {
+		t.Fatalf("rollout: %v\n%s", err, e.out.String())
+	}
+	for _, key := range []string{dcv1.DeploymentPauseReasonAnnotation, dcv1.DeploymentPausedSinceAnnotation} {
+		if _, v := e.rcState(t, "web-2", key); v != "" {
+			t.Errorf("%s=%q left after the analysis passed", key, v)
+		}
+	}
+	if !strings.Contains(e.out.String(), "--> Resuming at step 2 of 3: back to the weight of step 1 (setWeight 25%)") {
+		t.Errorf("output:\n%s", e.out.String())
 	}
 }

@@ -31,7 +31,8 @@ type rollingPlan struct {
 // hook, then alternately to scaled up (at most desired+maxSurge pods in all)
 // and from scaled down (at least desired-maxUnavailable available), until to
 // has every replica available and from has none, then the post hook. With
-// steps, a canary (canary.go) runs them between the pre hook and that. The
+// steps, a canary (canary.go) runs them between the pre hook and that, with
+// the background analysis, if any, beside them (background.go). The
 // parameters come with the API's defaults applied (deployment.DecodeConfig
 // applies them).
 func (r *Rollout) Rolling(ctx context.Context, params *dcv1.RollingDeploymentStrategyParams,
@@ -54,14 +55,7 @@ func (r *Rollout) Rolling(ctx context.Context, params *dcv1.RollingDeploymentStr
 	if r.until.Is(UntilPre) || r.until.Is(UntilMid) || r.until.percentBetween(0, 0) {
 		return r.stop()
 	}
-	if len(params.Steps) > 0 {
-		p := &pair{from: from, to: to}
-		if err := r.canary(ctx, plan, params.Steps, p); err != nil {
-			return Completed, err
-		}
-		from, to = p.from, p.to
-	}
-	outcome, to, err := r.roll(ctx, plan, from, to)
+	outcome, to, err := r.progress(ctx, params, plan, from, to)
 	if err != nil || outcome == Stopped {
 		return outcome, err
 	}
@@ -75,6 +69,24 @@ func (r *Rollout) Rolling(ctx context.Context, params *dcv1.RollingDeploymentStr
 		return Completed, err
 	}
 	return Completed, nil
+}
+
+// progress runs the canary steps, if any, and the final roll to 100%, with
+// the background analysis (rollingParams.analysis) measuring beside them;
+// a failed background analysis ends them at once and is the error.
+func (r *Rollout) progress(ctx context.Context, params *dcv1.RollingDeploymentStrategyParams, plan rollingPlan,
+	from, to *corev1.ReplicationController) (Outcome, *corev1.ReplicationController, error) {
+	if len(params.Steps) == 0 {
+		return r.roll(ctx, plan, from, to)
+	}
+	bg := r.startBackground(ctx, params.Analysis, to)
+	p := &pair{from: from, to: to}
+	plan, err := r.canary(bg.ctx, params, plan, p, bg)
+	if err != nil {
+		return Completed, p.to, bg.stop(err)
+	}
+	outcome, to, err := r.roll(bg.ctx, plan, p.from, p.to)
+	return outcome, to, bg.stop(err)
 }
 
 // planRolling resolves the rolling parameters for desired replicas.

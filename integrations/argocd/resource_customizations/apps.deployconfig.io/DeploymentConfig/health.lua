@@ -1,6 +1,7 @@
 -- Health of a deployconfig.io DeploymentConfig. It follows the controller's
 -- kstatus conditions (Ready, Reconciling, Stalled), as kubectl wait, Helm and
--- Flux do: a paused DeploymentConfig is Suspended.
+-- Flux do: a paused DeploymentConfig is Suspended, and so is a rollout that
+-- waits for a person (promote or abort it).
 local hs = {}
 
 local function condition(conditions, type)
@@ -55,6 +56,11 @@ if ready ~= nil and ready.status == "True" then
 end
 
 local reconciling = condition(conditions, "Reconciling")
+if reconciling ~= nil and reconciling.status == "True" and reconciling.reason == "AwaitingPromotion" then
+  hs.status = "Suspended"
+  hs.message = reconciling.message
+  return hs
+end
 if reconciling ~= nil and reconciling.status == "True" then
   hs.status = "Progressing"
   hs.message = reconciling.message
