@@ -150,6 +150,10 @@ func analysisCases(f string, manifest func(analysis string) string) []fieldCase 
 	for i := range 17 {
 		many += fmt.Sprintf("- name: m%d\n  prometheus: {address: \"http://127.0.0.1:9090\", query: up}\n  successCondition: \"true\"\n", i)
 	}
+	manyDryRun := ""
+	for i := range 17 {
+		manyDryRun += fmt.Sprintf("- metricName: m%d\n", i)
+	}
 	long := strings.Repeat("a", 64)
 	c := func(rule, field, want, analysis string) fieldCase {
 		return fieldCase{rule: rule, field: f + field, wantMessage: want, manifest: manifest(analysis)}
@@ -184,6 +188,10 @@ func analysisCases(f string, manifest func(analysis string) string) []fieldCase 
 		c("required", ".metrics[0].prometheus.query", msgRequired, metric("name: m\nprometheus: {address: \"http://127.0.0.1:9090\"}\nsuccessCondition: \"true\"")),
 		c("minLength", ".metrics[0].prometheus.query", "at least 1 chars long", prom("http://127.0.0.1:9090", "\"\"")),
 		c("maxLength", ".metrics[0].prometheus.query", "may not be more than 8192", prom("http://127.0.0.1:9090", strings.Repeat("a", 8193))),
+		c("maxItems", ".dryRun", "must have at most 16 items", good+"\ndryRun:\n"+manyDryRun),
+		c("required", ".dryRun[0].metricName", msgRequired, good+"\ndryRun:\n- {}\n"),
+		c("minLength", ".dryRun[0].metricName", "at least 1 chars long", good+"\ndryRun:\n- metricName: \"\"\n"),
+		c("maxLength", ".dryRun[0].metricName", "may not be more than 63", good+"\ndryRun:\n- metricName: "+long+"\n"),
 	}
 }
 
@@ -301,6 +309,12 @@ func fieldCases() []fieldCase {
 	})...)
 	cases = append(cases, analysisCases("spec.strategy.blueGreenParams.prePromotionAnalysis", func(a string) string {
 		return invalidCase{strategy: "BlueGreen", params: "    blueGreenParams:\n      activeService: web\n      prePromotionAnalysis:\n" + indent(a, 8)}.manifest()
+	})...)
+	cases = append(cases, analysisCases("spec.strategy.blueGreenParams.postPromotionAnalysis", func(a string) string {
+		return invalidCase{strategy: "BlueGreen", params: "    blueGreenParams:\n      activeService: web\n      postPromotionAnalysis:\n" + indent(a, 8)}.manifest()
+	})...)
+	cases = append(cases, analysisCases("spec.strategy.rollingParams.analysis", func(a string) string {
+		return invalidCase{params: "    rollingParams:\n      steps:\n      - setWeight: 50\n      analysis:\n" + indent(a, 8)}.manifest()
 	})...)
 	cases = append(cases, specCases()...)
 	cases = append(cases, progressiveCases()...)

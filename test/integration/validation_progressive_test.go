@@ -40,6 +40,8 @@ func TestServerRefusesInvalidStepsAndBlueGreen(t *testing.T) {
 			wantField: "spec.strategy.blueGreenParams.autoPromotionSeconds", wantMessage: "greater than or equal to 0"},
 		{name: "activeDeadlineSeconds below the BlueGreen timeout", strategy: "BlueGreen", params: "    activeDeadlineSeconds: 100\n    blueGreenParams:\n      activeService: web\n      timeoutSeconds: 200",
 			wantField: "spec.strategy.activeDeadlineSeconds", wantMessage: "must be greater than the strategy's timeoutSeconds"},
+		{name: "minReadySeconds not below the BlueGreen timeout", strategy: "BlueGreen", params: "    blueGreenParams:\n      activeService: web\n      timeoutSeconds: 60", spec: "  minReadySeconds: 60\n",
+			wantField: "spec.minReadySeconds", wantMessage: "must be less than the strategy's timeoutSeconds"},
 	}
 	expectRefused(t, cases)
 }
@@ -51,6 +53,7 @@ func TestServerAcceptsStepsAndBlueGreen(t *testing.T) {
 	cases := []invalidCase{
 		{name: "canary steps", params: "    rollingParams:\n      steps:\n      - setWeight: 20\n      - pause: {}\n      - setWeight: 60\n      - pause: {duration: 30s}"},
 		{name: "blue-green", strategy: "BlueGreen", params: "    blueGreenParams:\n      activeService: web\n      previewService: web-preview\n      autoPromotionSeconds: 30\n      scaleDownDelaySeconds: 30"},
+		{name: "min-ready-seconds below a long blue-green timeout", strategy: "BlueGreen", params: "    blueGreenParams:\n      activeService: web\n      timeoutSeconds: 900", spec: "  minReadySeconds: 700\n"},
 	}
 	ns := newNamespace(t)
 	for _, tc := range cases {
@@ -88,5 +91,6 @@ func progressiveCases() []fieldCase {
 		spec("maxLength", "spec.strategy.blueGreenParams.previewService", "may not be more than 63", blueGreen("      activeService: web\n      previewService: "+long)),
 		spec("pattern", "spec.strategy.blueGreenParams.previewService", "should match", blueGreen("      activeService: web\n      previewService: web_preview")),
 		spec("cel", "spec.strategy.blueGreenParams.previewService", "must differ from activeService", blueGreen("      activeService: web\n      previewService: web")),
+		spec("cel", "spec.strategy.rollingParams.analysis", "a background analysis needs steps", invalidCase{params: "    rollingParams:\n      analysis:\n        metrics:\n        - name: m\n          prometheus: {address: \"http://127.0.0.1:9090\", query: up}\n          successCondition: \"true\""}),
 	}
 }
