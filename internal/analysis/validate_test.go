@@ -47,7 +47,7 @@ func TestValidate(t *testing.T) {
 		}},
 		// CEL's checker took 14 s on this one at its default nesting limit.
 		{name: "a condition nested deeper than the limit", edit: func(m *dcv1.AnalysisMetric) {
-			m.SuccessCondition = strings.Repeat("{1:", 22) + "1" + strings.Repeat("}", 22) + " == {}"
+			m.SuccessCondition = strings.Repeat("{1:", 30) + "1" + strings.Repeat("}", 30) + " == {}"
 		}, field: "spec.metrics[0].successCondition", detail: "recursion limit"},
 		{name: "a query of a define", edit: func(m *dcv1.AnalysisMetric) { m.Prometheus.Query = `{{define "x"}}{{.Version}}{{end}}up` },
 			field: "spec.metrics[0].prometheus.query", detail: "define"},

@@ -60,14 +60,21 @@ func (r *Rollout) startBackground(ctx context.Context, a *dcv1.Analysis, to *cor
 	return b
 }
 
+// endlessCount is the count a background analysis without one runs with:
+// the most the API allows. It measures every interval until the rollout
+// reaches 100% and ends its context, so that failureLimit and
+// consecutiveErrorLimit count over the whole rollout, as in Argo Rollouts,
+// and the RC and the events are written when it fails rather than at every
+// interval. A run that does take this many measurements starts again.
+const endlessCount int32 = 1000
+
 // measureInBackground runs the analysis until it passes (with a count),
-// fails, or ctx ends (the rollout reached 100% or stopped). Without count
-// each round is one measurement, judged on its own, every interval.
+// fails, or ctx ends (the rollout reached 100% or stopped).
 func (r *Rollout) measureInBackground(ctx context.Context, a *dcv1.Analysis, to *corev1.ReplicationController, b *background) {
 	round, endless := a, a.Count == nil
 	if endless {
 		round = a.DeepCopy()
-		round.Count = ptr.To[int32](1)
+		round.Count = ptr.To(endlessCount)
 	}
 	interval := a.Interval.Duration
 	if interval <= 0 {

@@ -21,19 +21,24 @@ type scriptedBackground struct {
 	rounds  chan error
 	running atomic.Int32
 	total   atomic.Int32
+	// count is the count of the last round's analysis.
+	count atomic.Int32
 }
 
 func newScriptedBackground() *scriptedBackground {
 	return &scriptedBackground{rounds: make(chan error)}
 }
 
-func (s *scriptedBackground) Run(ctx context.Context, _ *dcv1.Analysis, _ *corev1.ReplicationController, label string) error {
+func (s *scriptedBackground) Run(ctx context.Context, a *dcv1.Analysis, _ *corev1.ReplicationController, label string) error {
 	if label != BackgroundLabel {
 		return nil
 	}
 	s.running.Add(1)
 	defer s.running.Add(-1)
 	s.total.Add(1)
+	if a.Count != nil {
+		s.count.Store(*a.Count)
+	}
 	select {
 	case <-ctx.Done():
 		return fmt.Errorf("analysis interrupted: %w", ctx.Err())
@@ -108,6 +113,11 @@ func TestCanaryBackgroundRunsUntilFullWeight(t *testing.T) {
 	}
 	if to, _ := e.rcState(t, "web-2", ""); to != 4 {
 		t.Errorf("web-2 has %d replicas, want 4", to)
+	}
+	// One long run, not a run per measurement: its limits count over the
+	// whole rollout, and it is recorded once.
+	if n := bg.count.Load(); n != endlessCount {
+		t.Errorf("the background analysis ran with count %d, want %d", n, endlessCount)
 	}
 	if !strings.Contains(e.out.String(), "--> background: analysis runs until the rollout reaches 100%") {
 		t.Errorf("output:\n%s", e.out.String())
