@@ -12,16 +12,19 @@ import (
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 )
 
-// recordDesiredReplicas passes a scale of the DeploymentConfig during a
-// rollout on to its deployer: the deployer of a canary re-reads the
-// desired-replicas annotation of its RC before each step (as Argo Rollouts
-// recomputes its counts), so `kubectl scale dc` or an HPA is honoured at
-// the next step rather than only once the rollout is over. Strategies that
-// do not re-read it end at the old count, and the fall-back then scales
-// the deployment to spec.replicas, as before.
+// recordDesiredReplicas passes a scale of a canary's DeploymentConfig
+// during its rollout on to the deployer: the deployer of a canary re-reads
+// the desired-replicas annotation of its RC before each step (as Argo
+// Rollouts recomputes its counts), so `kubectl scale dc` or an HPA is
+// honoured at the next step rather than only once the rollout is over.
+// The other strategies plan their rollout once, at the count the
+// annotation had then, which it must go on saying; the fall-back scales
+// their deployment to spec.replicas once it is complete, as OpenShift does.
 func (r *DeploymentConfigReconciler) recordDesiredReplicas(ctx context.Context, dc *dcv1.DeploymentConfig, rc *corev1.ReplicationController) error {
+	canary := dc.Spec.Strategy.Type == dcv1.DeploymentStrategyTypeRolling &&
+		dc.Spec.Strategy.RollingParams != nil && len(dc.Spec.Strategy.RollingParams.Steps) > 0
 	want := strconv.Itoa(int(dc.Spec.Replicas))
-	if rc.Annotations[dcv1.DesiredReplicasAnnotation] == want {
+	if !canary || rc.Annotations[dcv1.DesiredReplicasAnnotation] == want {
 		return nil
 	}
 	patch := client.MergeFromWithOptions(rc.DeepCopy(), client.MergeFromWithOptimisticLock{})

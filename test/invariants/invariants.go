@@ -179,6 +179,8 @@ func (c *Checker) observe(obj any) {
 			c.mu.Lock()
 			delete(c.rollouts, o.UID)
 			c.mu.Unlock()
+		} else if desired, ok := deployment.DesiredReplicas(o); ok {
+			c.noteDesired(o, desired)
 		}
 		c.checkAvailability(o.Namespace, dc)
 	}
@@ -373,6 +375,10 @@ func (c *Checker) checkSurge(namespace, dc string) {
 	if !ok {
 		return
 	}
+	// A canary's DeploymentConfig scaled down mid-rollout runs the old count
+	// until the deployer's next step takes up the new one: the limit is that
+	// of the most replicas the rollout was asked for.
+	desired = c.noteDesired(active, desired)
 	surge, err := intstr.GetScaledValueFromIntOrPercent(config.Spec.Strategy.RollingParams.MaxSurge, int(desired), true)
 	if err != nil {
 		return
@@ -394,6 +400,16 @@ func (c *Checker) checkSurge(namespace, dc string) {
 	}
 }
 
+// noteDesired records that the running deployment rc was asked for
+// desired replicas and returns the most it was asked for.
+func (c *Checker) noteDesired(rc *corev1.ReplicationController, desired int32) int32 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	state := c.rolloutState(rc)
+	state.maxDesired = max(state.maxDesired, desired)
+	return state.maxDesired
+}
+
 // rollingAvailability is what checkAvailability remembers of one Rolling
 // rollout.
 type rollingAvailability struct {
@@ -405,6 +421,9 @@ type rollingAvailability struct {
 	// scaled up during a canary raises it (dc-controller passes the new
 	// count to the deployer), and the new minimum must be reached anew.
 	minAvailable int
+	// maxDesired is the most replicas the rollout was asked for, which
+	// bounds its surge.
+	maxDesired int32
 	// lost holds the pods that stopped being available on their own during
 	// the rollout: they went unready or finished without being deleted.
 	lost map[types.UID]bool

@@ -308,3 +308,27 @@ func TestAvailability(t *testing.T) {
 		})
 	}
 }
+
+// A canary's DeploymentConfig scaled down (4 to 2) mid-rollout runs the old
+// count until the deployer's next step takes up the new one: the surge
+// limit stays that of 4 replicas (4 + 1), and a pod over it is still caught.
+func TestSurgeAfterAScaleDownMidRollout(t *testing.T) {
+	w := newWorld(t)
+	w.dc.Spec.Replicas = 4
+	first := w.rc(1, dcv1.DeploymentPhaseComplete)
+	second := w.rc(2, dcv1.DeploymentPhaseRunning)
+	for _, name := range []string{"a", "b", "c"} {
+		w.appPod(name, first)
+	}
+	w.appPod("d", second)
+	w.appPod("e", second)
+	scaled := second.DeepCopy()
+	scaled.Annotations[dcv1.DesiredReplicasAnnotation] = "2"
+	w.put(w.rcs, scaled)
+	w.appPod("e", second) // an update of a pod: the limit is checked again
+	if got := w.c.violations; len(got) != 0 {
+		t.Fatalf("violations at 5 pods after the scale down: %v", got)
+	}
+	w.appPod("f", second)
+	w.wantRules("surge exceeded")
+}
