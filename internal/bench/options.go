@@ -22,11 +22,22 @@ const (
 	ScenarioLatency    = "latency"
 	ScenarioThroughput = "throughput"
 	ScenarioFootprint  = "footprint"
+	// ScenarioHostile (issue 29) is not among AllScenarios: its two
+	// blocks of rollouts one at a time, each about 5 s for the DC's
+	// prescribed pauses, add about three minutes to a run.
+	ScenarioHostile = "hostile"
 )
 
-// AllScenarios lists every scenario in the order a run performs them.
+// AllScenarios lists the scenarios a run performs by default, in the
+// order a run performs them.
 func AllScenarios() []string {
 	return []string{ScenarioReference, ScenarioLatency, ScenarioThroughput, ScenarioFootprint}
+}
+
+// KnownScenarios lists every scenario a run can include: the default ones
+// and those run only when asked for.
+func KnownScenarios() []string {
+	return append(AllScenarios(), ScenarioHostile)
 }
 
 // Options configure a run.
@@ -65,6 +76,9 @@ type Options struct {
 	// LatencySamples is the number of rollouts, one at a time, of the
 	// latency scenario at idle.
 	LatencySamples int
+	// HostileRollouts is the number of rollouts, one at a time, of each
+	// block of the hostile scenario: without, then with the hostile DCs.
+	HostileRollouts int
 	// Probes is the number of probe rollouts of each throughput phase:
 	// template changes of objects of their own, rolled out beforehand,
 	// made one every ProbeInterval once the phase's N rollouts have all
@@ -133,6 +147,7 @@ func DefaultOptions() Options {
 		Replicas:           3,
 		Nodes:              3,
 		LatencySamples:     20,
+		HostileRollouts:    10,
 		Probes:             20,
 		ProbeInterval:      500 * time.Millisecond,
 		FootprintSizes:     []int{1000, 5000},
@@ -157,6 +172,7 @@ func QuickOptions(o Options) Options {
 	// Two repeats: enough to see the order alternate and a spread.
 	o.Repeat = 2
 	o.LatencySamples = 5
+	o.HostileRollouts = 5
 	o.Probes = 5
 	o.FootprintSizes = []int{50, 200}
 	o.FootprintRevisions = []int{10}
@@ -175,8 +191,8 @@ func (o *Options) validate() error {
 		o.Scenarios = AllScenarios()
 	}
 	for _, s := range o.Scenarios {
-		if !slices.Contains(AllScenarios(), s) {
-			return fmt.Errorf("unknown scenario %q (want some of %v)", s, AllScenarios())
+		if !slices.Contains(KnownScenarios(), s) {
+			return fmt.Errorf("unknown scenario %q (want some of %v)", s, KnownScenarios())
 		}
 	}
 	if len(o.FootprintRevisions) > 1 && !slices.IsSorted(o.FootprintSizes) {
@@ -204,6 +220,9 @@ func (o *Options) validate() error {
 	}
 	if o.CompatDir == "" {
 		o.CompatDir = compatDir(o.Root)
+	}
+	if o.runs(ScenarioHostile) && o.HostileRollouts < 1 {
+		return fmt.Errorf("hostile rollouts must be at least 1, got %d", o.HostileRollouts)
 	}
 	if o.Repeat < 1 {
 		return fmt.Errorf("repeat must be at least 1, got %d", o.Repeat)

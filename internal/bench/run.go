@@ -89,7 +89,7 @@ func (r *runner) scenarios(ctx context.Context, rep *report.Report) error {
 			return err
 		}
 	}
-	if r.o.runs(ScenarioLatency) || r.o.runs(ScenarioThroughput) {
+	if r.o.runs(ScenarioLatency) || r.o.runs(ScenarioThroughput) || r.o.runs(ScenarioHostile) {
 		if err := r.rollouts(ctx, rep); err != nil {
 			return err
 		}
@@ -134,6 +134,9 @@ func (r *runner) rollouts(ctx context.Context, rep *report.Report) error {
 				return err
 			}
 		}
+	}
+	if r.o.runs(ScenarioHostile) {
+		return r.hostile(ctx)
 	}
 	return nil
 }

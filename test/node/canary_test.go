@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/deployment"
 	"github.com/deployconfig/deployconfig/test/rollout"
 )
 
@@ -167,4 +168,36 @@ func waitServiceEndpoints(t *testing.T, ns, service string, n int) map[string]st
 		t.Fatalf("waiting for service %s to have %d ready endpoints: %v; last seen %v", service, n, err, seen)
 	}
 	return seen
+}
+
+// The retry sequence on real containers: a canary cancelled at its
+// pause and retried starts its steps again, so the retried rollout pauses
+// with its canary pods running and serving. Before, the retried deployer
+// went straight to the recorded pause with the new deployment at the 0
+// replicas the fall-back had left it at.
+func TestCanaryRetriedAtPauseServesItsCanaryAgain(t *testing.T) {
+	t.Parallel()
+	ns := namespace(t)
+	dc := appDC(ns, "web", rollout.Options{Replicas: 5, MaxSurge: "1", MaxUnavailable: "0"})
+	weight := int32(40)
+	dc.Spec.Strategy.RollingParams.Steps = []dcv1.RollingStep{{SetWeight: &weight}, {Pause: &dcv1.RolloutPause{}}}
+	create(t, dc)
+	requireComplete(t, ns, "web", 1)
+
+	setVersion(t, ns, "web", "2")
+	waitPaused(t, ns, "web-2", 2)
+	waitRunning(t, ns, map[string]int{"web-1": 3, "web-2": 2})
+	mustKubectlDC(t, ns, "rollout", "cancel", "web")
+	if rc := waitDone(t, ns, "web", 2); deployment.Phase(rc) != dcv1.DeploymentPhaseFailed {
+		t.Fatalf("rollout #2 is %s after the cancel, want Failed", deployment.Phase(rc))
+	}
+	waitRunning(t, ns, map[string]int{"web-1": 5, "web-2": 0})
+
+	mustKubectlDC(t, ns, "rollout", "retry", "web")
+	waitPaused(t, ns, "web-2", 2)
+	waitRunning(t, ns, map[string]int{"web-1": 3, "web-2": 2})
+	assertPodsServe(t, ns, "web-2", "2")
+	mustKubectlDC(t, ns, "rollout", "promote", "web")
+	requireComplete(t, ns, "web", 2)
+	waitRunning(t, ns, map[string]int{"web-1": 0, "web-2": 5})
 }

@@ -21,6 +21,7 @@ func WriteMarkdown(w io.Writer, r *Report, chart string) error {
 	writeThroughput(&b, r)
 	writeAPICost(&b, r)
 	writeLatency(&b, r)
+	writeHostile(&b, r)
 	writeFootprint(&b, r)
 	writeReference(&b, r)
 	writeSettings(&b, r)
@@ -378,6 +379,7 @@ func writeSettings(b *strings.Builder, r *Report) {
 		{"dc-bench's own client", fmt.Sprintf("QPS %.0f", s.BenchQPS)},
 		{"latency at idle", fmt.Sprintf("%d rollouts, one at a time", s.LatencySamples)},
 		{"probes", probeSetting(s)},
+		{"hostile", hostileSetting(s)},
 		{"footprint", fmt.Sprintf("%s DCs × %s revisions (one value: every DC; one per size: the DCs added to reach it)", ints(s.FootprintSizes), ints(s.FootprintRevisions))},
 		{"raw RC creates", fmt.Sprintf("%d with %d concurrent clients", s.RawCreates, s.RawConcurrency)},
 		{"audit", s.Audit},
@@ -387,6 +389,14 @@ func writeSettings(b *strings.Builder, r *Report) {
 		fmt.Fprintf(b, "| %s | %s |\n", row[0], row[1])
 	}
 	b.WriteString("\n")
+}
+
+// hostileSetting describes the hostile scenario's rollouts.
+func hostileSetting(s Settings) string {
+	if s.HostileRollouts == 0 {
+		return "not run"
+	}
+	return fmt.Sprintf("%d rollouts one at a time without, then %d with six hostile DCs in another namespace", s.HostileRollouts, s.HostileRollouts)
 }
 
 // probeSetting describes the probes of the throughput phases.

@@ -42,6 +42,8 @@ type Report struct {
 	Latency      []Latency          `json:"latency"`
 	Footprint    []Footprint        `json:"footprint"`
 	Reference    *Reference         `json:"reference,omitempty"`
+	// Hostile is the hostile scenario's figures (issue 29).
+	Hostile *Hostile `json:"hostile,omitempty"`
 	// Controller is dc-controller's resource use during the rollout
 	// scenarios (one process for all of them).
 	Controller *procstat.Usage `json:"controller,omitempty"`
@@ -83,6 +85,7 @@ type Settings struct {
 	KCMConcurrency     string  `json:"kubeControllerManagerConcurrency"`
 	BenchQPS           float64 `json:"benchClientQPS"`
 	LatencySamples     int     `json:"latencyIdleSamples"`
+	HostileRollouts    int     `json:"hostileRollouts,omitempty"`
 	Probes             int     `json:"probes"`
 	ProbeInterval      float64 `json:"probeIntervalSeconds"`
 	FootprintSizes     []int   `json:"footprintSizes"`
