@@ -85,7 +85,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&o.Name, "name", o.Name, "name of the benchmark's kwok cluster (replaced if it exists)")
 	fs.StringVar(&o.Workdir, "workdir", "", "kwokctl's working directory (default: $KWOK_WORKDIR or ~/.kwok)")
 	fs.BoolVar(&o.Keep, "keep", false, "leave the cluster running afterwards")
-	scenarios := fs.String("scenarios", strings.Join(append(bench.AllScenarios(), scenarioNode), ","), "scenarios to run, comma-separated ("+scenarioNode+": on a real node, as root)")
+	scenarios := fs.String("scenarios", strings.Join(append(bench.AllScenarios(), scenarioNode), ","), "scenarios to run, comma-separated ("+scenarioNode+": on a real node, as root; "+bench.ScenarioHostile+": six hostile DCs against an ordinary one's rollouts, only when named)")
 	fs.IntVar(&nodeOpts.Rollouts, "node-rollouts", nodeOpts.Rollouts, "measured rollouts of each system in the node scenario")
 	systems := fs.String("systems", "", "limit the rollout scenarios to DeploymentConfig or Deployment (default both)")
 	fs.StringVar(&o.Label, "label", "", "add this to the output files' names (<date>-<label>.*)")
@@ -98,6 +98,7 @@ func parseFlags(args []string) (config, error) {
 	})
 	fs.IntVar(&o.Nodes, "nodes", o.Nodes, "fake (kwok) nodes")
 	fs.IntVar(&o.LatencySamples, "latency-samples", o.LatencySamples, "rollouts one at a time for the latency at idle")
+	hostile := fs.Int("hostile-rollouts", o.HostileRollouts, "rollouts one at a time of each block (without, with the hostile DCs) of the hostile scenario (--quick: 5)")
 	probes := fs.Int("probes", o.Probes, "probe rollouts in each throughput phase, triggered one at a time once its N rollouts have started (0: none)")
 	fs.DurationVar(&o.ProbeInterval, "probe-interval", o.ProbeInterval, "time between two probes' triggers")
 	footprint := fs.String("footprint-sizes", joinInts(o.FootprintSizes), "DC counts of the footprint scenario, comma-separated")
@@ -136,6 +137,8 @@ func parseFlags(args []string) (config, error) {
 			o.Probes = *probes
 		case "repeat":
 			o.Repeat = *repeat
+		case "hostile-rollouts":
+			o.HostileRollouts = *hostile
 		case "node-rollouts":
 			nodeOpts.Rollouts, err = strconv.Atoi(fs.Lookup("node-rollouts").Value.String())
 		}

@@ -134,6 +134,11 @@ func (r *runner) analyze(rep *report.Report) error {
 		rep.Footprint = append(rep.Footprint, fp)
 	}
 	rep.Throughput = r.throughputs(l)
+	if r.hostileRun != nil {
+		rep.Hostile = r.hostileOf(l)
+		rep.Notes = append(rep.Notes, hostileNotes(rep.Hostile, r.hostileRun)...)
+		fmt.Fprintln(r.o.Log, rep.Hostile.Line())
+	}
 	if r.reference != nil || len(rep.Throughput) > 0 {
 		if rep.Reference == nil {
 			rep.Reference = &report.Reference{}
@@ -311,7 +316,7 @@ func controllerGOGC() string {
 
 // settings are the run's settings as the report states them.
 func settings(o Options) report.Settings {
-	return report.Settings{
+	s := report.Settings{
 		Sizes: o.Sizes, Repeat: o.Repeat, Replicas: o.Replicas, Nodes: o.Nodes,
 		Strategy:      "rolling, maxSurge 25%, maxUnavailable 25% (DC: Rolling with default updatePeriodSeconds 1, intervalSeconds 1, timeoutSeconds 600)",
 		ControllerQPS: o.ControllerQPS, ControllerBurst: o.ControllerBurst, ControllerWorkers: o.ControllerWorkers, ControllerGOGC: controllerGOGC(),
@@ -323,4 +328,8 @@ func settings(o Options) report.Settings {
 		Audit: "kube-apiserver audit log, every request but watches at level Metadata, stage ResponseComplete",
 		Quick: o.Quick,
 	}
+	if o.runs(ScenarioHostile) {
+		s.HostileRollouts = o.HostileRollouts
+	}
+	return s
 }

@@ -24,7 +24,7 @@ const (
 	ScenarioFootprint  = "footprint"
 	// ScenarioHostile (issue 29) is not among AllScenarios: its two
 	// blocks of rollouts one at a time, each about 5 s for the DC's
-	// prescribed pauses, add about three minutes to a run.
+	// prescribed pauses, add about two minutes to a run.
 	ScenarioHostile = "hostile"
 )
 

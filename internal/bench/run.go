@@ -21,6 +21,8 @@ type runner struct {
 	// footprints are the footprint measurements with their audit windows.
 	footprints []footprintRecord
 	reference  *report.Reference
+	// hostileRun is the hostile scenario's record, nil when it did not run.
+	hostileRun *hostileRecord
 	// warnings are problems that did not stop the run, for the notes.
 	warnings []string
 }
