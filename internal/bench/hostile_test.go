@@ -5,49 +5,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/analysis"
 )
-
-// analysesOf lists every analysis of a strategy that is set, by the path
-// dc-controller names it with.
-func analysesOf(s dcv1.DeploymentStrategy) map[*field.Path]*dcv1.Analysis {
-	out := map[*field.Path]*dcv1.Analysis{}
-	add := func(a *dcv1.Analysis, p *field.Path) {
-		if a != nil {
-			out[p] = a
-		}
-	}
-	hook := func(h *dcv1.LifecycleHook, p *field.Path) {
-		if h != nil {
-			add(h.Analysis, p.Child("analysis"))
-		}
-	}
-	path := field.NewPath("spec", "strategy")
-	if p := s.RollingParams; p != nil {
-		rp := path.Child("rollingParams")
-		hook(p.Pre, rp.Child("pre"))
-		hook(p.Post, rp.Child("post"))
-		for i, step := range p.Steps {
-			add(step.Analysis, rp.Child("steps").Index(i).Child("analysis"))
-		}
-		add(p.Analysis, rp.Child("analysis"))
-	}
-	if p := s.RecreateParams; p != nil {
-		rp := path.Child("recreateParams")
-		hook(p.Pre, rp.Child("pre"))
-		hook(p.Mid, rp.Child("mid"))
-		hook(p.Post, rp.Child("post"))
-	}
-	if p := s.BlueGreenParams; p != nil {
-		bp := path.Child("blueGreenParams")
-		add(p.PrePromotionAnalysis, bp.Child("prePromotionAnalysis"))
-		add(p.PostPromotionAnalysis, bp.Child("postPromotionAnalysis"))
-	}
-	return out
-}
 
 // TestHostileDCs: the six hostile DCs of issue 29 each have one analysis,
 // in its own place, whose query dc-controller's validation refuses at the
@@ -79,15 +40,15 @@ func TestHostileDCs(t *testing.T) {
 			if h.dc.Spec.Strategy.Type != w.strategy {
 				t.Errorf("strategy %s, want %s", h.dc.Spec.Strategy.Type, w.strategy)
 			}
-			analyses := analysesOf(h.dc.Spec.Strategy)
-			if len(analyses) != 1 {
-				t.Fatalf("%d analyses, want 1", len(analyses))
+			places := analysis.Places(&h.dc.Spec.Strategy)
+			if len(places) != 1 {
+				t.Fatalf("%d analyses, want 1", len(places))
 			}
-			for path, a := range analyses {
-				if q := a.Metrics[0].Prometheus.Query; q != w.query {
+			for _, p := range places {
+				if q := p.Analysis.Metrics[0].Prometheus.Query; q != w.query {
 					t.Errorf("query %q, want %q", q, w.query)
 				}
-				errs := analysis.Validate(a, path)
+				errs := analysis.Validate(p.Analysis, p.Path)
 				if len(errs) != 1 || errs[0].Field != w.field {
 					t.Errorf("validation: %v, want one error at %s", errs, w.field)
 				}

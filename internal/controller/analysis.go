@@ -99,32 +99,9 @@ func (r *DeploymentConfigReconciler) refuseInvalidAnalyses(dc *dcv1.DeploymentCo
 // DeploymentConfig's author wrote, so this costs at most the length of
 // the spec however hostile it is.
 func analysisErrors(s *dcv1.DeploymentStrategy) field.ErrorList {
-	path := field.NewPath("spec", "strategy")
 	var errs field.ErrorList
-	hook := func(h *dcv1.LifecycleHook, p *field.Path) {
-		if h != nil {
-			errs = append(errs, analysis.Validate(h.Analysis, p.Child("analysis"))...)
-		}
-	}
-	if p := s.RecreateParams; p != nil {
-		rp := path.Child("recreateParams")
-		hook(p.Pre, rp.Child("pre"))
-		hook(p.Mid, rp.Child("mid"))
-		hook(p.Post, rp.Child("post"))
-	}
-	if p := s.RollingParams; p != nil {
-		rp := path.Child("rollingParams")
-		hook(p.Pre, rp.Child("pre"))
-		hook(p.Post, rp.Child("post"))
-		for i, step := range p.Steps {
-			errs = append(errs, analysis.Validate(step.Analysis, rp.Child("steps").Index(i).Child("analysis"))...)
-		}
-		errs = append(errs, analysis.Validate(p.Analysis, rp.Child("analysis"))...)
-	}
-	if p := s.BlueGreenParams; p != nil {
-		bp := path.Child("blueGreenParams")
-		errs = append(errs, analysis.Validate(p.PrePromotionAnalysis, bp.Child("prePromotionAnalysis"))...)
-		errs = append(errs, analysis.Validate(p.PostPromotionAnalysis, bp.Child("postPromotionAnalysis"))...)
+	for _, p := range analysis.Places(s) {
+		errs = append(errs, analysis.Validate(p.Analysis, p.Path)...)
 	}
 	return errs
 }

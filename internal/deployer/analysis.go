@@ -51,16 +51,10 @@ func (s stepAnalysis) Run(ctx context.Context, spec *dcv1.Analysis, rc *corev1.R
 // start, naming the field.
 func validateStepAnalyses(s *dcv1.DeploymentStrategy) error {
 	var errs field.ErrorList
-	path := field.NewPath("spec", "strategy")
-	if p := s.RollingParams; p != nil {
-		for i, step := range p.Steps {
-			errs = append(errs, analysis.Validate(step.Analysis, path.Child("rollingParams", "steps").Index(i).Child("analysis"))...)
+	for _, p := range analysis.Places(s) {
+		if !p.Hook {
+			errs = append(errs, analysis.Validate(p.Analysis, p.Path)...)
 		}
-		errs = append(errs, analysis.Validate(p.Analysis, path.Child("rollingParams", "analysis"))...)
-	}
-	if p := s.BlueGreenParams; p != nil {
-		errs = append(errs, analysis.Validate(p.PrePromotionAnalysis, path.Child("blueGreenParams", "prePromotionAnalysis"))...)
-		errs = append(errs, analysis.Validate(p.PostPromotionAnalysis, path.Child("blueGreenParams", "postPromotionAnalysis"))...)
 	}
 	if len(errs) > 0 {
 		return errors.New(errs.ToAggregate().Error())
