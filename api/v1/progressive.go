@@ -103,9 +103,10 @@ type PrometheusMetric struct {
 	Address string `json:"address"`
 
 	// Query is the PromQL query. It may use {{.Namespace}},
-	// {{.DeploymentConfig}}, {{.Deployment}} (the ReplicationController) and
-	// {{.Version}}, and nothing else of Go templates (no actions, functions
-	// or pipelines); it must return a vector or a scalar.
+	// {{.DeploymentConfig}}, {{.Deployment}} (the ReplicationController),
+	// {{.Version}}, and with trafficRouting {{.StableService}} and
+	// {{.CanaryService}}, and nothing else of Go templates (no actions,
+	// functions or pipelines); it must return a vector or a scalar.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=8192
 	Query string `json:"query"`
@@ -113,10 +114,11 @@ type PrometheusMetric struct {
 
 // RollingStep is one step of a canary rollout.
 //
-// +kubebuilder:validation:XValidation:rule="(has(self.setWeight) ? 1 : 0) + (has(self.pause) ? 1 : 0) + (has(self.analysis) ? 1 : 0) == 1",message="a step has exactly one of setWeight, pause or analysis"
+// +kubebuilder:validation:XValidation:rule="(has(self.setWeight) ? 1 : 0) + (has(self.pause) ? 1 : 0) + (has(self.analysis) ? 1 : 0) + (has(self.setCanaryScale) ? 1 : 0) + (has(self.setHeaderRoute) ? 1 : 0) == 1",message="a step has exactly one of setWeight, pause, analysis, setCanaryScale or setHeaderRoute"
 type RollingStep struct {
-	// SetWeight is the share of the pods, in percent, that run the new
-	// deployment at the end of the step (by replica counts).
+	// SetWeight is the new deployment's share, in percent, at the end of
+	// the step: of the pods (by replica counts), or with trafficRouting of
+	// the requests (by the route's weights).
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=100
 	// +optional
@@ -130,6 +132,16 @@ type RollingStep struct {
 	// Analysis measures the new deployment; a failed analysis fails the rollout.
 	// +optional
 	Analysis *Analysis `json:"analysis,omitempty"`
+
+	// SetCanaryScale sizes the new deployment apart from the traffic
+	// weight; it needs trafficRouting.
+	// +optional
+	SetCanaryScale *SetCanaryScale `json:"setCanaryScale,omitempty"`
+
+	// SetHeaderRoute sends requests with matching headers to the new
+	// deployment; it needs trafficRouting.
+	// +optional
+	SetHeaderRoute *SetHeaderRoute `json:"setHeaderRoute,omitempty"`
 }
 
 // RolloutPause halts a canary rollout.

@@ -138,6 +138,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.type != 'BlueGreen' || has(self.blueGreenParams)",message="blueGreenParams is required when strategy.type is BlueGreen",fieldPath=".blueGreenParams"
 // +kubebuilder:validation:XValidation:rule="self.type == 'BlueGreen' || !has(self.blueGreenParams)",message="blueGreenParams is only allowed when strategy.type is BlueGreen",fieldPath=".blueGreenParams"
 // +kubebuilder:validation:XValidation:rule="self.type == 'Rolling' || self.type == 'Custom' || !has(self.rollingParams) || !has(self.rollingParams.steps) || size(self.rollingParams.steps) == 0",message="steps are only run by the Rolling strategy (and a Custom one that runs it)",fieldPath=".rollingParams.steps"
+// +kubebuilder:validation:XValidation:rule="self.type == 'Rolling' || !has(self.rollingParams) || !has(self.rollingParams.trafficRouting)",message="trafficRouting is only used by the Rolling strategy",fieldPath=".rollingParams.trafficRouting"
 type DeploymentStrategy struct {
 	// Type is Rolling, Recreate, Custom or BlueGreen.
 	// +kubebuilder:default=Rolling
@@ -225,6 +226,8 @@ type RecreateDeploymentStrategyParams struct {
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.maxSurge) || !has(self.maxUnavailable) || !((type(self.maxSurge) == int ? self.maxSurge == 0 : self.maxSurge == '0%') && (type(self.maxUnavailable) == int ? self.maxUnavailable == 0 : self.maxUnavailable == '0%'))",message="maxSurge and maxUnavailable must not both be zero",fieldPath=".maxUnavailable"
 // +kubebuilder:validation:XValidation:rule="!has(self.analysis) || (has(self.steps) && size(self.steps) > 0)",message="a background analysis needs steps: without them the rollout has nothing to run it beside",fieldPath=".analysis"
+// +kubebuilder:validation:XValidation:rule="has(self.trafficRouting) || !has(self.steps) || self.steps.all(s, !has(s.setCanaryScale) && !has(s.setHeaderRoute))",message="setCanaryScale and setHeaderRoute steps need trafficRouting",fieldPath=".steps"
+// +kubebuilder:validation:XValidation:rule="!has(self.trafficRouting) || !has(self.steps) || self.steps.all(s, !has(s.setHeaderRoute) || (has(self.trafficRouting.managedRoutes) && self.trafficRouting.managedRoutes.exists(m, m.name == s.setHeaderRoute.name)))",message="a setHeaderRoute must name one of trafficRouting.managedRoutes",fieldPath=".steps"
 type RollingDeploymentStrategyParams struct {
 	// UpdatePeriodSeconds is the pause between a scale-up and the next check.
 	// +kubebuilder:default=1
@@ -283,6 +286,11 @@ type RollingDeploymentStrategyParams struct {
 	// interval until the rollout is done. It needs steps.
 	// +optional
 	Analysis *Analysis `json:"analysis,omitempty"`
+
+	// TrafficRouting makes the steps' weights shares of the requests,
+	// set in Gateway API routes (docs/traffic-routing.md).
+	// +optional
+	TrafficRouting *TrafficRouting `json:"trafficRouting,omitempty"`
 }
 
 // LifecycleHookFailurePolicy says what a failed hook does to the rollout.

@@ -59,6 +59,11 @@ type Vars struct {
 	DeploymentConfig string
 	Deployment       string
 	Version          int64
+	// StableService and CanaryService are the Services of
+	// rollingParams.trafficRouting, empty without it: a query can then
+	// measure the canary's own requests.
+	StableService string
+	CanaryService string
 }
 
 // SampleVars are example values of Vars, for tests and examples.

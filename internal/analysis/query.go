@@ -16,7 +16,7 @@ import (
 const MaxQueryBytes = 64 << 10
 
 // allowedFields names what a query may use, for error messages.
-const allowedFields = "a query may use only the fields {{.Namespace}}, {{.DeploymentConfig}}, {{.Deployment}} and {{.Version}} (with or without trim markers), and no other actions, functions or pipelines"
+const allowedFields = "a query may use only the fields {{.Namespace}}, {{.DeploymentConfig}}, {{.Deployment}}, {{.Version}}, {{.StableService}} and {{.CanaryService}} (with or without trim markers), and no other actions, functions or pipelines"
 
 // limitText is MaxQueryBytes as errors name it.
 const limitText = "64 KiB"
@@ -34,6 +34,8 @@ func longestField(name string) (int, bool) {
 		return 253, true
 	case "Version":
 		return len("-9223372036854775808"), true
+	case "StableService", "CanaryService":
+		return 63, true
 	}
 	return 0, false
 }
@@ -203,6 +205,10 @@ func (v Vars) field(name string) string {
 		return v.Deployment
 	case "Version":
 		return strconv.FormatInt(v.Version, 10)
+	case "StableService":
+		return v.StableService
+	case "CanaryService":
+		return v.CanaryService
 	}
 	return ""
 }
@@ -220,7 +226,7 @@ func RenderQuery(query string, vars Vars) (string, error) {
 
 // CheckQuery checks a query without rendering it: it must parse as a Go
 // template holding only text and {{.Namespace}}, {{.DeploymentConfig}},
-// {{.Deployment}} and {{.Version}}, and render within MaxQueryBytes for
+// {{.Deployment}}, {{.Version}}, {{.StableService}}, {{.CanaryService}}, and render within MaxQueryBytes for
 // any names. Its cost is linear in the query's length.
 func CheckQuery(query string) error {
 	_, err := parseQuery(query)

@@ -69,7 +69,7 @@ func TestRenderQueryRefuses(t *testing.T) {
 				t.Fatalf("RenderQuery(%q) accepted it", tc.query)
 			}
 			msg := err.Error()
-			for _, want := range []string{tc.found, "{{.Namespace}}, {{.DeploymentConfig}}, {{.Deployment}} and {{.Version}}"} {
+			for _, want := range []string{tc.found, "{{.Namespace}}, {{.DeploymentConfig}}, {{.Deployment}}, {{.Version}}, {{.StableService}} and {{.CanaryService}}"} {
 				if !strings.Contains(msg, want) {
 					t.Errorf("error %q does not contain %q", msg, want)
 				}

@@ -30,12 +30,18 @@ const maxRecorded = 1024
 
 // VarsFor are the template values of the deployment rc.
 func VarsFor(rc *corev1.ReplicationController) Vars {
-	return Vars{
+	vars := Vars{
 		Namespace:        rc.Namespace,
 		DeploymentConfig: rc.Annotations[dcv1.DeploymentConfigAnnotation],
 		Deployment:       rc.Name,
 		Version:          deployment.Version(rc),
 	}
+	if dc, err := deployment.DecodeConfig(rc); err == nil && dc.Spec.Strategy.RollingParams != nil {
+		if tr := dc.Spec.Strategy.RollingParams.TrafficRouting; tr != nil {
+			vars.StableService, vars.CanaryService = tr.StableService, tr.CanaryService
+		}
+	}
+	return vars
 }
 
 // AnnotationKey is the RC annotation that holds the outcome of the

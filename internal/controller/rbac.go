@@ -28,6 +28,7 @@ import (
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;create
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=httproutes;grpcroutes,verbs=get;update
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles,verbs=create
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles,verbs=patch,resourceNames=deployconfig-deployer
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=create
@@ -42,7 +43,8 @@ const DeployerRoleName = "deployconfig-deployer"
 // read their deployment and its siblings, scale them, run and watch hook
 // pods and read their logs, report events, read the image pull secrets
 // of the deployment's pod template and service account, which tagImages
-// hooks push with, and point the BlueGreen strategy's Services. The controller holds each of these itself, as RBAC
+// hooks push with, point the BlueGreen strategy's Services and those of
+// trafficRouting, and set the weights of trafficRouting's routes. The controller holds each of these itself, as RBAC
 // requires of whoever grants them.
 func DeployerRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
@@ -57,6 +59,9 @@ func DeployerRules() []rbacv1.PolicyRule {
 		// The BlueGreen strategy points its active and preview Services at
 		// a deployment: it reads them and patches their selector, by name.
 		{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get", "patch"}},
+		// trafficRouting sets the weights and header rules of the Gateway
+		// API routes it names: it reads and rewrites them, by name.
+		{APIGroups: []string{"gateway.networking.k8s.io"}, Resources: []string{"httproutes", "grpcroutes"}, Verbs: []string{"get", "update"}},
 	}
 }
 

@@ -45,14 +45,25 @@ const (
 // label-selected watch reports the Service deleted), which the sync puts
 // back.
 
-// syncServices points the BlueGreen Services of dc at the deployments they
-// should select (see above). A missing Service is reported as an event; it
-// holds up nothing else.
+// syncServices points the Services of dc's strategy at the deployments
+// they should select: the BlueGreen strategy's (see above) and those of
+// trafficRouting (syncTraffic), and puts trafficRouting's routes at rest
+// when no rollout runs. A missing Service is reported as an event; it holds
+// up nothing else.
 func (r *DeploymentConfigReconciler) syncServices(ctx context.Context, dc *dcv1.DeploymentConfig, rcs []*corev1.ReplicationController) error {
-	params := dc.Spec.Strategy.BlueGreenParams
-	if dc.Spec.Strategy.Type != dcv1.DeploymentStrategyTypeBlueGreen || params == nil {
-		return nil
+	s := dc.Spec.Strategy
+	switch {
+	case s.Type == dcv1.DeploymentStrategyTypeBlueGreen && s.BlueGreenParams != nil:
+		return r.syncBlueGreenServices(ctx, dc, rcs)
+	case s.Type == dcv1.DeploymentStrategyTypeRolling && s.RollingParams != nil && s.RollingParams.TrafficRouting != nil:
+		return r.syncTraffic(ctx, dc, rcs)
 	}
+	return nil
+}
+
+// syncBlueGreenServices keeps the BlueGreen strategy's Services (see above).
+func (r *DeploymentConfigReconciler) syncBlueGreenServices(ctx context.Context, dc *dcv1.DeploymentConfig, rcs []*corev1.ReplicationController) error {
+	params := dc.Spec.Strategy.BlueGreenParams
 	live := deployment.Live(rcs, nil)
 	if live == nil {
 		return nil
@@ -84,7 +95,7 @@ func (r *DeploymentConfigReconciler) pointService(ctx context.Context, dc *dcv1.
 	svc, err := r.service(ctx, dc.Namespace, name)
 	if apierrors.IsNotFound(err) {
 		r.Recorder.Eventf(dc, nil, corev1.EventTypeWarning, EventServiceMissing, "Select",
-			"Service %q of strategy.blueGreenParams does not exist; it cannot select %s", name, rc.Name)
+			"Service %q of the strategy does not exist; it cannot select %s", name, rc.Name)
 		return nil
 	}
 	if err != nil {

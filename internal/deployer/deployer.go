@@ -21,6 +21,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -29,6 +30,7 @@ import (
 	"github.com/deployconfig/deployconfig/internal/deployer/scaler"
 	"github.com/deployconfig/deployconfig/internal/deployer/strategy"
 	"github.com/deployconfig/deployconfig/internal/deployment"
+	"github.com/deployconfig/deployconfig/internal/trafficrouting"
 )
 
 // Options are the inputs of one run of the deployer.
@@ -47,6 +49,10 @@ type Options struct {
 	Client kubernetes.Interface
 	// Config is the API server's client configuration, used when Client is nil.
 	Config *rest.Config
+	// Dynamic reaches the Gateway API routes of trafficRouting. When nil,
+	// one is built from Config, if given; without either, a rollout with
+	// trafficRouting fails.
+	Dynamic dynamic.Interface
 
 	// Log receives diagnostics (not the rollout's log). Optional.
 	Log logr.Logger
@@ -70,9 +76,14 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	routes, err := newDynamicClient(opts)
+	if err != nil {
+		return err
+	}
 	ctx = logr.NewContext(ctx, opts.Log.WithValues("deployment", opts.Namespace+"/"+opts.Name))
 	d := &deployer{
 		client:    client,
+		routes:    routes,
 		namespace: opts.Namespace,
 		name:      opts.Name,
 		until:     until,
@@ -107,9 +118,30 @@ func newClient(opts Options) (kubernetes.Interface, error) {
 	return client, nil
 }
 
+// newDynamicClient returns the injected dynamic client or one built from
+// the config like newClient's; nil when there is neither.
+func newDynamicClient(opts Options) (dynamic.Interface, error) {
+	if opts.Dynamic != nil || opts.Config == nil {
+		return opts.Dynamic, nil
+	}
+	cfg := rest.CopyConfig(opts.Config)
+	cfg.RateLimiter = nil
+	cfg.Wrap(newRetryUnreachable)
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = "dc-deploy"
+	}
+	client, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("build the API client for routes: %w", err)
+	}
+	return client, nil
+}
+
 // deployer is one run of the deployer.
 type deployer struct {
-	client    kubernetes.Interface
+	client kubernetes.Interface
+	// routes reaches Gateway API routes; nil refuses trafficRouting.
+	routes    dynamic.Interface
 	namespace string
 	name      string
 	until     strategy.Until
@@ -220,6 +252,11 @@ func (d *deployer) runStrategy(ctx context.Context, s *dcv1.DeploymentStrategy, 
 	rollout := strategy.New(d.scaler, hooks, d.out, d.until).
 		WithServices(d.client.CoreV1().Services(d.namespace)).
 		WithAnalysis(stepAnalysis{client: d.client, out: d.out})
+	if d.routes != nil {
+		rollout = rollout.WithRoutes(func(tr *dcv1.TrafficRouting) strategy.Routes {
+			return trafficrouting.Router{Client: trafficrouting.Dynamic(d.routes), Namespace: d.namespace, Routing: tr}
+		})
+	}
 	switch s.Type {
 	case dcv1.DeploymentStrategyTypeBlueGreen:
 		return rollout.BlueGreen(ctx, s.BlueGreenParams, from, to, desired)

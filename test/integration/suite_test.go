@@ -71,7 +71,9 @@ func runSuite(m *testing.M) int {
 		return 1
 	}
 	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
+		// The Gateway API's CRDs (hack/tools.sh gateway-api-crds), for
+		// trafficRouting's routes.
+		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases"), filepath.Join("..", "..", "bin", "gateway-api-crds")},
 		ErrorIfCRDPathMissing: true,
 	}
 	cfg, err := env.Start()

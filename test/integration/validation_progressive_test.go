@@ -11,15 +11,16 @@ import (
 // the field named.
 func TestServerRefusesInvalidStepsAndBlueGreen(t *testing.T) {
 	steps := func(body string) string { return "    rollingParams:\n      steps:\n" + body }
+	traffic := "    rollingParams:\n      trafficRouting:\n        stableService: web\n        canaryService: web-canary\n        gatewayAPI: {httpRoute: web}\n        managedRoutes: [{name: beta}]\n"
 	cases := []invalidCase{
 		{name: "setWeight above 100", params: steps("      - setWeight: 101"),
 			wantField: "spec.strategy.rollingParams.steps[0].setWeight", wantMessage: "less than or equal to 100"},
 		{name: "negative setWeight", params: steps("      - setWeight: -1"),
 			wantField: "spec.strategy.rollingParams.steps[0].setWeight", wantMessage: "greater than or equal to 0"},
 		{name: "empty step", params: steps("      - setWeight: 20\n      - {}"),
-			wantField: "spec.strategy.rollingParams.steps[1]", wantMessage: "exactly one of setWeight, pause or analysis"},
+			wantField: "spec.strategy.rollingParams.steps[1]", wantMessage: "exactly one of setWeight, pause, analysis, setCanaryScale or setHeaderRoute"},
 		{name: "step with setWeight and pause", params: steps("      - setWeight: 20\n        pause: {}"),
-			wantField: "spec.strategy.rollingParams.steps[0]", wantMessage: "exactly one of setWeight, pause or analysis"},
+			wantField: "spec.strategy.rollingParams.steps[0]", wantMessage: "exactly one of setWeight, pause, analysis, setCanaryScale or setHeaderRoute"},
 		{name: "pause with a bad duration", params: steps("      - pause: {duration: soon}"),
 			wantField: "spec.strategy.rollingParams.steps[0].pause.duration", wantMessage: "should match"},
 		{name: "steps with Recreate", strategy: "Recreate", params: steps("      - setWeight: 20"),
@@ -42,6 +43,24 @@ func TestServerRefusesInvalidStepsAndBlueGreen(t *testing.T) {
 			wantField: "spec.strategy.activeDeadlineSeconds", wantMessage: "must be greater than the strategy's timeoutSeconds"},
 		{name: "minReadySeconds not below the BlueGreen timeout", strategy: "BlueGreen", params: "    blueGreenParams:\n      activeService: web\n      timeoutSeconds: 60", spec: "  minReadySeconds: 60\n",
 			wantField: "spec.minReadySeconds", wantMessage: "must be less than the strategy's timeoutSeconds"},
+		{name: "setCanaryScale without trafficRouting", params: steps("      - setCanaryScale: {replicas: 1}"),
+			wantField: "spec.strategy.rollingParams.steps", wantMessage: "setCanaryScale and setHeaderRoute steps need trafficRouting"},
+		{name: "setHeaderRoute of an undeclared route", params: traffic + "      steps:\n      - setHeaderRoute: {name: other, match: [{headerName: X-Beta, headerValue: {exact: \"1\"}}]}",
+			wantField: "spec.strategy.rollingParams.steps", wantMessage: "must name one of trafficRouting.managedRoutes"},
+		{name: "setCanaryScale with two sizes", params: traffic + "      steps:\n      - setCanaryScale: {replicas: 1, weight: 20}",
+			wantField: "spec.strategy.rollingParams.steps[0].setCanaryScale", wantMessage: "exactly one of replicas, weight or matchTrafficWeight"},
+		{name: "a header match with two kinds", params: traffic + "      steps:\n      - setHeaderRoute: {name: beta, match: [{headerName: X-Beta, headerValue: {exact: \"1\", regex: \"1.*\"}}]}",
+			wantField: "spec.strategy.rollingParams.steps[0].setHeaderRoute.match[0].headerValue", wantMessage: "exactly one of exact, prefix or regex"},
+		{name: "a header name with a space", params: traffic + "      steps:\n      - setHeaderRoute: {name: beta, match: [{headerName: \"X Beta\", headerValue: {exact: \"1\"}}]}",
+			wantField: "spec.strategy.rollingParams.steps[0].setHeaderRoute.match[0].headerName", wantMessage: "should match"},
+		{name: "the canary Service is the stable one", params: strings.Replace(traffic, "web-canary", "web", 1),
+			wantField: "spec.strategy.rollingParams.trafficRouting.canaryService", wantMessage: "must differ from stableService"},
+		{name: "gatewayAPI names no route", params: strings.Replace(traffic, "{httpRoute: web}", "{}", 1),
+			wantField: "spec.strategy.rollingParams.trafficRouting.gatewayAPI", wantMessage: "name at least one of httpRoute"},
+		{name: "trafficRouting without gatewayAPI", params: strings.Replace(traffic, "        gatewayAPI: {httpRoute: web}\n", "", 1),
+			wantField: "spec.strategy.rollingParams.trafficRouting.gatewayAPI", wantMessage: "Required value"},
+		{name: "trafficRouting with Recreate", strategy: "Recreate", params: traffic,
+			wantField: "spec.strategy.rollingParams.trafficRouting", wantMessage: "only used by the Rolling strategy"},
 	}
 	expectRefused(t, cases)
 }
@@ -54,6 +73,7 @@ func TestServerAcceptsStepsAndBlueGreen(t *testing.T) {
 		{name: "canary steps", params: "    rollingParams:\n      steps:\n      - setWeight: 20\n      - pause: {}\n      - setWeight: 60\n      - pause: {duration: 30s}"},
 		{name: "blue-green", strategy: "BlueGreen", params: "    blueGreenParams:\n      activeService: web\n      previewService: web-preview\n      autoPromotionSeconds: 30\n      scaleDownDelaySeconds: 30"},
 		{name: "min-ready-seconds below a long blue-green timeout", strategy: "BlueGreen", params: "    blueGreenParams:\n      activeService: web\n      timeoutSeconds: 900", spec: "  minReadySeconds: 700\n"},
+		{name: "traffic routing as argo rollouts writes it", params: "    rollingParams:\n      trafficRouting:\n        stableService: web\n        canaryService: web-canary\n        managedRoutes: [{name: beta}]\n        gatewayAPI:\n          httpRoutes: [{name: web, useHeaderRoutes: true, rules: [main]}]\n          grpcRoute: web-grpc\n      steps:\n      - setHeaderRoute: {name: beta, match: [{headerName: X-Beta, headerValue: {prefix: b}}]}\n      - setCanaryScale: {weight: 20}\n      - setWeight: 5\n      - setCanaryScale: {matchTrafficWeight: true}\n      - setHeaderRoute: {name: beta}\n      - pause: {}"},
 	}
 	ns := newNamespace(t)
 	for _, tc := range cases {

@@ -42,6 +42,9 @@ func (r *Rollout) Rolling(ctx context.Context, params *dcv1.RollingDeploymentStr
 	}
 	timeout := seconds(params.TimeoutSeconds, dcv1.DefaultTimeoutSeconds)
 	if from == nil {
+		if err := r.firstTraffic(ctx, params.TrafficRouting, to); err != nil {
+			return Completed, err
+		}
 		return r.recreate(ctx, recreatePlan{pre: params.Pre, post: params.Post, timeout: timeout}, nil, to, desired)
 	}
 	plan, err := planRolling(params, desired)
@@ -76,6 +79,9 @@ func (r *Rollout) Rolling(ctx context.Context, params *dcv1.RollingDeploymentStr
 // a failed background analysis ends them at once and is the error.
 func (r *Rollout) progress(ctx context.Context, params *dcv1.RollingDeploymentStrategyParams, plan rollingPlan,
 	from, to *corev1.ReplicationController) (Outcome, *corev1.ReplicationController, error) {
+	if params.TrafficRouting != nil {
+		return r.trafficProgress(ctx, params, plan, from, to)
+	}
 	if len(params.Steps) == 0 {
 		return r.roll(ctx, plan, from, to)
 	}

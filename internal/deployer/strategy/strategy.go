@@ -45,8 +45,11 @@ type Rollout struct {
 	until  Until
 	// analysis runs analysis steps; nil refuses them.
 	analysis AnalysisRunner
-	// services switches the BlueGreen strategy's Services; nil refuses it.
+	// services switches the BlueGreen strategy's Services and those of
+	// trafficRouting; nil refuses both.
 	services corev1client.ServiceInterface
+	// newRoutes returns the Routes of a trafficRouting; nil refuses it.
+	newRoutes func(*dcv1.TrafficRouting) Routes
 
 	// pause and now are fields so that tests need not wait for real.
 	pause func(ctx context.Context, d time.Duration) error
