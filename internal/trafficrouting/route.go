@@ -207,7 +207,7 @@ func setWeights(rule map[string]any, tr *dcv1.TrafficRouting, namespace string, 
 	}
 	canary := findBackend(rule, tr.CanaryService, namespace)
 	if canary < 0 {
-		added := map[string]any{"name": tr.CanaryService}
+		added := serviceRef(tr.CanaryService)
 		if port, ok := refs[stable].(map[string]any)["port"]; ok {
 			added["port"] = port
 		}
@@ -218,6 +218,12 @@ func setWeights(rule map[string]any, tr *dcv1.TrafficRouting, namespace string, 
 	refs[canary].(map[string]any)["weight"] = int64(weight)
 	rule["backendRefs"] = refs
 	return nil
+}
+
+// serviceRef is a backendRef to a Service, with the group and kind the
+// API server would default, so that a route read back compares equal.
+func serviceRef(name string) map[string]any {
+	return map[string]any{"group": "", "kind": "Service", "name": name}
 }
 
 // headerRule is the rule of a header route: the managed rule's matches,
@@ -239,7 +245,8 @@ func headerRule(name string, base map[string]any, tr *dcv1.TrafficRouting, names
 		copied["headers"] = append(existing, runtime.DeepCopyJSONValue(headers).([]any)...)
 		matches = append(matches, copied)
 	}
-	backend := map[string]any{"name": tr.CanaryService, "weight": int64(1)}
+	backend := serviceRef(tr.CanaryService)
+	backend["weight"] = int64(1)
 	refs, _ := base["backendRefs"].([]any)
 	if i := findBackend(base, tr.StableService, namespace); i >= 0 {
 		if port, ok := refs[i].(map[string]any)["port"]; ok {

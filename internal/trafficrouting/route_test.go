@@ -77,13 +77,13 @@ func TestApply(t *testing.T) {
 		spec:  baseRoute,
 		ref:   Refs(routing())[0],
 		state: State{Weight: 10},
-		want:  `[{"backendRefs":[{"name":"web-stable","port":8080,"weight":90},{"name":"web-canary","port":8080,"weight":10}],"matches":[{"path":{"type":"PathPrefix","value":"/"}}],"name":"main"},{"backendRefs":[{"name":"admin","port":80,"weight":7}],"matches":[{"path":{"type":"PathPrefix","value":"/admin"}}],"name":"foreign"}]`,
+		want:  `[{"backendRefs":[{"name":"web-stable","port":8080,"weight":90},{"group":"","kind":"Service","name":"web-canary","port":8080,"weight":10}],"matches":[{"path":{"type":"PathPrefix","value":"/"}}],"name":"main"},{"backendRefs":[{"name":"admin","port":80,"weight":7}],"matches":[{"path":{"type":"PathPrefix","value":"/admin"}}],"name":"foreign"}]`,
 	}, {
 		name:  "a header route is a rule named after it, with the managed rule's matches and the header, to the canary only",
 		spec:  baseRoute,
 		ref:   Refs(routing())[0],
 		state: State{Weight: 0, Headers: header},
-		want:  `[{"backendRefs":[{"name":"web-stable","port":8080,"weight":100},{"name":"web-canary","port":8080,"weight":0}],"matches":[{"path":{"type":"PathPrefix","value":"/"}}],"name":"main"},{"backendRefs":[{"name":"admin","port":80,"weight":7}],"matches":[{"path":{"type":"PathPrefix","value":"/admin"}}],"name":"foreign"},{"backendRefs":[{"name":"web-canary","port":8080,"weight":1}],"matches":[{"headers":[{"name":"X-Canary","type":"Exact","value":"yes"}],"path":{"type":"PathPrefix","value":"/"}}],"name":"canary-header"}]`,
+		want:  `[{"backendRefs":[{"name":"web-stable","port":8080,"weight":100},{"group":"","kind":"Service","name":"web-canary","port":8080,"weight":0}],"matches":[{"path":{"type":"PathPrefix","value":"/"}}],"name":"main"},{"backendRefs":[{"name":"admin","port":80,"weight":7}],"matches":[{"path":{"type":"PathPrefix","value":"/admin"}}],"name":"foreign"},{"backendRefs":[{"group":"","kind":"Service","name":"web-canary","port":8080,"weight":1}],"matches":[{"headers":[{"name":"X-Canary","type":"Exact","value":"yes"}],"path":{"type":"PathPrefix","value":"/"}}],"name":"canary-header"}]`,
 	}, {
 		name:  "a prefix becomes a regular expression",
 		spec:  baseRoute,
@@ -116,7 +116,7 @@ spec:
 `,
 		ref:   Ref{Resource: HTTPRoutes, Name: "web", Rules: []string{"b"}},
 		state: State{Weight: 30},
-		want:  `[{"backendRefs":[{"name":"web-stable","port":80}],"name":"a"},{"backendRefs":[{"name":"web-stable","port":80,"weight":70},{"name":"web-canary","port":80,"weight":30}],"name":"b"}]`,
+		want:  `[{"backendRefs":[{"name":"web-stable","port":80}],"name":"a"},{"backendRefs":[{"name":"web-stable","port":80,"weight":70},{"group":"","kind":"Service","name":"web-canary","port":80,"weight":30}],"name":"b"}]`,
 	}, {
 		name: "a backendRef to a Service of another namespace or another kind is not the stable Service",
 		spec: `
@@ -128,7 +128,7 @@ spec:
 `,
 		ref:   Refs(routing())[0],
 		state: State{Weight: 50},
-		want:  `[{"backendRefs":[{"name":"web-stable","namespace":"other","port":80},{"group":"multicluster.x-k8s.io","kind":"ServiceImport","name":"web-stable","port":80}]},{"backendRefs":[{"name":"web-stable","namespace":"shop","port":80,"weight":50},{"name":"web-canary","port":80,"weight":50}]}]`,
+		want:  `[{"backendRefs":[{"name":"web-stable","namespace":"other","port":80},{"group":"multicluster.x-k8s.io","kind":"ServiceImport","name":"web-stable","port":80}]},{"backendRefs":[{"name":"web-stable","namespace":"shop","port":80,"weight":50},{"group":"","kind":"Service","name":"web-canary","port":80,"weight":50}]}]`,
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -383,6 +383,12 @@ func (c *Checker) checkSurge(namespace, dc string) {
 	if err != nil {
 		return
 	}
+	if config.Spec.Strategy.RollingParams.TrafficRouting != nil {
+		// A routed canary's weights are the route's: the stable
+		// deployment keeps every pod until the end, and the canary has
+		// at most desired pods of its own, as in Argo Rollouts.
+		surge = int(desired)
+	}
 	var live []string
 	added := false
 	for _, obj := range c.pods.List() {
