@@ -6,7 +6,8 @@ import "testing"
 // with an inlined AnalysisTemplate, blue-green with pre- and
 // post-promotion analyses, a background analysis, dry-run metrics, and
 // the features that have no equivalent (each named in a warning, with its
-// path). A pause without a duration is bounded by the deployer pod's
+// path), a canary routed through the Gateway API plugin and the other
+// routers, which are named in warnings. A pause without a duration is bounded by the deployer pod's
 // activeDeadlineSeconds, which a warning says.
 func TestConvertArgoRollouts(t *testing.T) {
 	runCases(t, []commandCase{{
@@ -15,6 +16,9 @@ func TestConvertArgoRollouts(t *testing.T) {
 	}, {
 		name: "blue-green",
 		args: []string{"convert", "-f", "testdata/convert/argo-bluegreen.yaml"},
+	}, {
+		name: "canary routed through the gateway api plugin",
+		args: []string{"convert", "-f", "testdata/convert/argo-gateway.yaml"},
 	}, {
 		name: "what does not fit",
 		args: []string{"convert", "-f", "testdata/convert/argo-unsupported.yaml"},

@@ -16,7 +16,7 @@ import (
 // are.
 func TestConvertedArgoRolloutsAreAccepted(t *testing.T) {
 	ns := newNamespace(t)
-	for _, file := range []string{"argo-canary.yaml", "argo-bluegreen.yaml", "argo-unsupported.yaml", "argo-analyses.yaml"} {
+	for _, file := range []string{"argo-canary.yaml", "argo-bluegreen.yaml", "argo-unsupported.yaml", "argo-analyses.yaml", "argo-gateway.yaml"} {
 		t.Run(file, func(t *testing.T) {
 			data, err := os.ReadFile("../../internal/cli/testdata/convert/" + file)
 			if err != nil {

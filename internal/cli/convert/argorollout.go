@@ -270,24 +270,21 @@ func (c *rolloutConversion) strategy(s map[string]any, dc *dcv1.DeploymentConfig
 
 // canaryWhy says why canary fields are dropped.
 var canaryWhy = map[string]string{
-	"trafficRouting":              "(a service mesh or ingress splitting traffic) has no equivalent: the weight here is a share of the pods",
-	"canaryService":               "has no equivalent: Services select both deployments' pods by the DeploymentConfig's labels",
-	"stableService":               "has no equivalent: Services select both deployments' pods by the DeploymentConfig's labels",
 	"antiAffinity":                "has no equivalent",
 	"canaryMetadata":              "has no equivalent: the new deployment's pods carry the deployment label",
 	"stableMetadata":              "has no equivalent",
-	"scaleDownDelaySeconds":       "only applies to traffic routing",
-	"scaleDownDelayRevisionLimit": "only applies to traffic routing",
-	"abortScaleDownDelaySeconds":  "only applies to traffic routing",
-	"dynamicStableScale":          "only applies to traffic routing",
-	"minPodsPerReplicaSet":        "only applies to traffic routing",
-	"pingPong":                    "only applies to traffic routing",
+	"scaleDownDelaySeconds":       "has no equivalent: a routed canary scales the old deployment down once it takes no request",
+	"scaleDownDelayRevisionLimit": "has no equivalent",
+	"abortScaleDownDelaySeconds":  "has no equivalent: an aborted canary scales down once the routes are back at 100% stable",
+	"dynamicStableScale":          "has no equivalent: the stable deployment keeps its pods until the end",
+	"minPodsPerReplicaSet":        "has no equivalent",
+	"pingPong":                    "has no equivalent: the stable Service's selector moves to the new deployment at the end",
 }
 
 // canary maps a canary strategy to Rolling with steps.
 func (c *rolloutConversion) canary(canary map[string]any, dc *dcv1.DeploymentConfig) error {
-	c.warnDropped(canary, "spec.strategy.canary", canaryWhy, "steps", "maxSurge", "maxUnavailable", "analysis")
-	params := &dcv1.RollingDeploymentStrategyParams{}
+	c.warnDropped(canary, "spec.strategy.canary", canaryWhy, "steps", "maxSurge", "maxUnavailable", "analysis", "trafficRouting", "stableService", "canaryService")
+	params := &dcv1.RollingDeploymentStrategyParams{TrafficRouting: c.trafficRouting(canary, dc.Namespace)}
 	for _, key := range []string{"maxSurge", "maxUnavailable"} {
 		v, ok := canary[key]
 		if !ok {
@@ -305,7 +302,7 @@ func (c *rolloutConversion) canary(canary map[string]any, dc *dcv1.DeploymentCon
 	}
 	steps, _ := canary["steps"].([]any)
 	for i, s := range steps {
-		step, err := c.step(asMap(s), fmt.Sprintf("spec.strategy.canary.steps[%d]", i))
+		step, err := c.step(asMap(s), fmt.Sprintf("spec.strategy.canary.steps[%d]", i), params.TrafficRouting != nil)
 		if err != nil {
 			return err
 		}
@@ -334,7 +331,10 @@ func (c *rolloutConversion) backgroundAnalysis(canary map[string]any, hasSteps b
 }
 
 // step maps one canary step; nil for a step that does not fit.
-func (c *rolloutConversion) step(step map[string]any, path string) (*dcv1.RollingStep, error) {
+func (c *rolloutConversion) step(step map[string]any, path string, routed bool) (*dcv1.RollingStep, error) {
+	if out, ok, err := c.trafficStep(step, path, routed); ok {
+		return out, err
+	}
 	switch {
 	case step["setWeight"] != nil:
 		w, err := int32Of(step["setWeight"])
@@ -360,7 +360,7 @@ func (c *rolloutConversion) step(step map[string]any, path string) (*dcv1.Rollin
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	c.warnf("%s (%s) has no equivalent in deployconfig (steps set a weight, pause or run an analysis): dropped", path, strings.Join(keys, ", "))
+	c.warnf("%s (%s) has no equivalent in deployconfig (steps set a weight, pause, run an analysis, or with traffic routing set the canary's scale or a header route): dropped", path, strings.Join(keys, ", "))
 	return nil, nil
 }
 
