@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/trafficrouting"
 	"github.com/deployconfig/deployconfig/internal/analysis"
 	"github.com/deployconfig/deployconfig/internal/deployment"
 )
@@ -138,6 +139,7 @@ func describeStrategy(d *describer, s *dcv1.DeploymentStrategy) {
 		d.line(1, "Max Unavailable", p.MaxUnavailable.String())
 		describeHook(d, "Pre-deployment hook", p.Pre)
 		describeHook(d, "Post-deployment hook", p.Post)
+		describeTraffic(d, p.TrafficRouting)
 		describeSteps(d, p.Steps)
 		if p.Analysis != nil {
 			d.heading(1, "Background analysis")
@@ -184,8 +186,64 @@ func describeSteps(d *describer, steps []dcv1.RollingStep) {
 		case st.Analysis != nil:
 			d.line(2, label, "analysis")
 			describeAnalysis(d, 3, st.Analysis)
+		case st.SetCanaryScale != nil:
+			d.line(2, label, describeCanaryScale(st.SetCanaryScale))
+		case st.SetHeaderRoute != nil:
+			d.line(2, label, describeHeaderRoute(st.SetHeaderRoute))
 		}
 	}
+}
+
+// describeTraffic shows trafficRouting: the Services and the routes.
+func describeTraffic(d *describer, tr *dcv1.TrafficRouting) {
+	if tr == nil {
+		return
+	}
+	d.heading(1, "Traffic routing")
+	d.line(2, "Stable Service", tr.StableService)
+	d.line(2, "Canary Service", tr.CanaryService)
+	for _, ref := range trafficrouting.Refs(tr) {
+		what := ref.String()
+		if len(ref.Rules) > 0 {
+			what += " rules " + strings.Join(ref.Rules, ",")
+		}
+		if ref.HeaderRoutes {
+			what += " (with header routes)"
+		}
+		d.line(2, "Route", what)
+	}
+	for _, m := range tr.ManagedRoutes {
+		d.line(2, "Header route", m.Name)
+	}
+}
+
+func describeCanaryScale(s *dcv1.SetCanaryScale) string {
+	switch {
+	case s.Replicas != nil:
+		return fmt.Sprintf("setCanaryScale %d pods", *s.Replicas)
+	case s.Weight != nil:
+		return fmt.Sprintf("setCanaryScale %d%% of the pods", *s.Weight)
+	}
+	return "setCanaryScale matchTrafficWeight"
+}
+
+func describeHeaderRoute(h *dcv1.SetHeaderRoute) string {
+	if len(h.Match) == 0 {
+		return "setHeaderRoute " + h.Name + ": removed"
+	}
+	var parts []string
+	for _, m := range h.Match {
+		v := m.HeaderValue
+		switch {
+		case v.Exact != nil:
+			parts = append(parts, fmt.Sprintf("%s=%q", m.HeaderName, *v.Exact))
+		case v.Prefix != nil:
+			parts = append(parts, fmt.Sprintf("%s starts with %q", m.HeaderName, *v.Prefix))
+		case v.Regex != nil:
+			parts = append(parts, fmt.Sprintf("%s matches %q", m.HeaderName, *v.Regex))
+		}
+	}
+	return "setHeaderRoute " + h.Name + ": " + strings.Join(parts, " and ") + " to the canary"
 }
 
 // describeBlueGreen shows the BlueGreen strategy's parameters.
