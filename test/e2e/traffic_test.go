@@ -266,3 +266,27 @@ func TestRoutedCanaryRouteNotAccepted(t *testing.T) {
 		t.Errorf("a refused rollout changed the route: %q, %v", got, err)
 	}
 }
+
+// The deployer pod of a routed canary is deleted at once (no grace, so it
+// restores nothing itself) while 10% of the requests and a header route go
+// to the new version: dc-controller marks the rollout Failed and puts the
+// route back at 100% stable before the fall-back scales the canary away.
+func TestRoutedCanaryDeployerDeleted(t *testing.T) {
+	t.Parallel()
+	ns := routedNamespace(t, true)
+	createDC(t, ns, routedCanary(betaHeader, setWeight(10), pauseStep(0)))
+	requireComplete(t, ns, "web", 1)
+	rollNext(t, ns, 2)
+	waitPausedAt(t, ns, "web-2", 3)
+	waitRoute(t, ns, "web-stable=90 web-canary=10 admin=3 "+headerRoute)
+
+	zero := int64(0)
+	if err := clientset().CoreV1().Pods(ns).Delete(t.Context(), "web-2-deploy", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatalf("deleting the deployer pod: %v", err)
+	}
+	requirePhase(t, ns, "web", 2, dcv1.DeploymentPhaseFailed)
+	waitRoute(t, ns, restRoute)
+	waitSelects(t, ns, "web-canary", "web-1")
+	waitSelects(t, ns, "web-stable", "web-1")
+	waitScaled(t, ns, map[string]int32{"web-1": 4, "web-2": 0})
+}
