@@ -221,3 +221,30 @@ func TestRefs(t *testing.T) {
 		t.Errorf("Refs = %s, want %s", strings.Join(got, ","), want)
 	}
 }
+
+// TestApplyGRPCRoute: a GRPCRoute's rules have the same backendRefs, and
+// its matches a method beside the headers; a header route keeps the
+// method.
+func TestApplyGRPCRoute(t *testing.T) {
+	exact := "yes"
+	u := route(t, `
+kind: GRPCRoute
+metadata: {name: api, namespace: shop}
+spec:
+  rules:
+  - matches: [{method: {service: shop.Cart, method: Add}, headers: [{name: tenant, value: a}]}]
+    backendRefs: [{name: web-stable, port: 9090}]
+`)
+	tr := routing()
+	tr.GatewayAPI = &dcv1.GatewayAPIRouting{GRPCRoute: "api"}
+	ref := Refs(tr)[0]
+	state := State{Weight: 5, Headers: map[string][]dcv1.HeaderRoutingMatch{"canary-header": {{HeaderName: "X-Canary", HeaderValue: dcv1.StringMatch{Exact: &exact}}}}}
+	if _, err := Apply(u, ref, tr, state); err != nil {
+		t.Fatal(err)
+	}
+	want := `[{"backendRefs":[{"name":"web-stable","port":9090,"weight":95},{"group":"","kind":"Service","name":"web-canary","port":9090,"weight":5}],"matches":[{"headers":[{"name":"tenant","value":"a"}],"method":{"method":"Add","service":"shop.Cart"}}]},` +
+		`{"backendRefs":[{"group":"","kind":"Service","name":"web-canary","port":9090,"weight":1}],"matches":[{"headers":[{"name":"tenant","value":"a"},{"name":"X-Canary","type":"Exact","value":"yes"}],"method":{"method":"Add","service":"shop.Cart"}}],"name":"canary-header"}]`
+	if got := rules(t, u); got != want {
+		t.Errorf("rules:\n got %s\nwant %s", got, want)
+	}
+}
