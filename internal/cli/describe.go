@@ -14,9 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
-	"github.com/deployconfig/deployconfig/internal/trafficrouting"
 	"github.com/deployconfig/deployconfig/internal/analysis"
 	"github.com/deployconfig/deployconfig/internal/deployment"
+	"github.com/deployconfig/deployconfig/internal/trafficrouting"
 )
 
 func newDescribeCommand(a *app) *cobra.Command {
