@@ -253,6 +253,7 @@ Then try:
   kubectl dc rollout status hello -w     follow the rollout
   kubectl dc logs hello                  the deployer's log of the latest rollout
   kubectl dc describe hello              strategy, triggers, deployments, events
+  kubectl dc dashboard                   watch and steer rollouts in a browser: http://127.0.0.1:8990/
 
 %s`, cluster.Name, state, took.Round(100*time.Millisecond), where, cluster.Kubeconfig, bin, serverNote(server, follow))
 }

@@ -53,6 +53,7 @@ rollback, on any Kubernetes cluster.`,
 		newDescribeCommand(a),
 		newLogsCommand(a),
 		newConvertCommand(a),
+		newDashboardCommand(a),
 	)
 	return root
 }

@@ -1,0 +1,83 @@
+package dashboard
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+)
+
+// pushTimeout bounds the wait for a pushed update.
+const pushTimeout = 10 * time.Second
+
+// A page's event stream pushes its live part when a watched change alters
+// it, and not what the page already shows.
+func TestPushSendsWhatChanged(t *testing.T) {
+	s := testServer(t, false, nil, canaryAtStep()...)
+	shown, err := s.fragmentHash("dc", s.dcData(t.Context(), "shop", "web"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), pushTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/events/dc/shop/web?shown="+shown, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if got := resp.Header.Get("Content-Type"); got != "text/event-stream" {
+		t.Fatalf("Content-Type %q, want text/event-stream", got)
+	}
+
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-2-fghij", Namespace: "shop", Labels: map[string]string{dcv1.DeploymentSelectorLabel: "web-2"}},
+		Status:     corev1.PodStatus{Phase: corev1.PodPending},
+	}
+	if err := s.store.scopes[""].pods.GetIndexer().Add(pod); err != nil {
+		t.Fatal(err)
+	}
+	s.store.hub.notify("other-namespace")
+	s.store.hub.notify("shop")
+
+	event, data := readEvent(t, bufio.NewScanner(resp.Body))
+	if event != "update" {
+		t.Fatalf("event %q, want update", event)
+	}
+	if !strings.Contains(data, "web-2-fghij") {
+		t.Errorf("the first update lacks the new pod: the page's own content was pushed again:\n%s", data)
+	}
+}
+
+// readEvent reads one server-sent event, skipping comments.
+func readEvent(t *testing.T, sc *bufio.Scanner) (string, string) {
+	t.Helper()
+	var event string
+	var data []string
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "" && event != "":
+			return event, strings.Join(data, "\n")
+		case strings.HasPrefix(line, "event: "):
+			event = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			data = append(data, strings.TrimPrefix(line, "data: "))
+		}
+	}
+	t.Fatalf("the stream ended without an event: %v", sc.Err())
+	return "", ""
+}

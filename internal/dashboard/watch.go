@@ -1,0 +1,399 @@
+package dashboard
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+)
+
+// syncTimeout bounds the first list of every watch: a dashboard that cannot
+// read its cluster says so instead of serving empty pages.
+const syncTimeout = time.Minute
+
+// store holds what the pages show, kept current by watches (informers) made
+// as the user: DeploymentConfigs, their ReplicationControllers, pods and
+// events. It watches every namespace at once when the user may list
+// DeploymentConfigs in all of them; else each namespace where the user may
+// (when the user may list namespaces), else the kubeconfig's namespace. A
+// kind the user may not list is left out, and the pages say so.
+type store struct {
+	// all is true when one set of watches covers every namespace, kept
+	// under the key "".
+	all bool
+	// scopes are the watches by namespace.
+	scopes map[string]*scope
+	// missing says what the user may not list, for the pages.
+	missing []string
+	hub     *hub
+}
+
+// scope is the watches of one namespace, or of all.
+type scope struct {
+	dcs, rcs, pods, events cache.SharedIndexInformer
+}
+
+// newStore finds what the user may list and starts the watches; it returns
+// when their first lists are in.
+func newStore(ctx context.Context, kube kubernetes.Interface, dcs client.WithWatch, namespace string, log logr.Logger) (*store, error) {
+	s := &store{hub: newHub(), scopes: map[string]*scope{}}
+	namespaces, all, err := dcNamespaces(ctx, kube, dcs, namespace)
+	if err != nil {
+		return nil, err
+	}
+	s.all = all
+	var running []cache.SharedIndexInformer
+	for _, ns := range namespaces {
+		sc, started, err := s.watch(ctx, kube, dcs, ns, log)
+		if err != nil {
+			return nil, err
+		}
+		s.scopes[ns] = sc
+		running = append(running, started...)
+	}
+	syncCtx, cancel := context.WithTimeout(ctx, syncTimeout)
+	defer cancel()
+	for _, inf := range running {
+		if !cache.WaitForCacheSync(syncCtx.Done(), inf.HasSynced) {
+			return nil, fmt.Errorf("read the cluster's DeploymentConfigs, deployments, pods and events: no answer within %s", syncTimeout)
+		}
+	}
+	return s, nil
+}
+
+// watch starts the watches of one namespace ("" for all) and returns them.
+func (s *store) watch(ctx context.Context, kube kubernetes.Interface, dcs client.WithWatch, namespace string, log logr.Logger) (*scope, []cache.SharedIndexInformer, error) {
+	sc := &scope{dcs: cache.NewSharedIndexInformer(dcListWatch(dcs, namespace), &dcv1.DeploymentConfig{}, 0,
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})}
+	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(namespace))
+	optional := []struct {
+		kind     string
+		informer func() cache.SharedIndexInformer
+		into     *cache.SharedIndexInformer
+	}{
+		{"replicationcontrollers", factory.Core().V1().ReplicationControllers().Informer, &sc.rcs},
+		{"pods", factory.Core().V1().Pods().Informer, &sc.pods},
+		{"events", factory.Core().V1().Events().Informer, &sc.events},
+	}
+	started := []cache.SharedIndexInformer{sc.dcs}
+	for _, o := range optional {
+		ok, err := mayListKind(ctx, kube, o.kind, namespace)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			where := "in namespace " + namespace
+			if namespace == "" {
+				where = "in every namespace"
+			}
+			s.missing = append(s.missing, o.kind+" "+where)
+			log.Info("the user may not list this kind; the dashboard leaves it out", "kind", o.kind, "namespace", namespace)
+			continue
+		}
+		*o.into = o.informer()
+		started = append(started, *o.into)
+	}
+	for _, inf := range started {
+		if _, err := inf.AddEventHandler(s.hub.handler()); err != nil {
+			return nil, nil, fmt.Errorf("watch for changes: %w", err)
+		}
+		go inf.Run(ctx.Done())
+	}
+	return sc, started, nil
+}
+
+// dcNamespaces finds where the user may list DeploymentConfigs: every
+// namespace at once ([""], all), else the namespaces where a
+// SelfSubjectAccessReview says so (when the user may list namespaces), else
+// the kubeconfig's namespace.
+func dcNamespaces(ctx context.Context, kube kubernetes.Interface, dcs client.WithWatch, fallback string) ([]string, bool, error) {
+	all, err := mayListDCs(ctx, dcs)
+	if err != nil || all {
+		return []string{""}, all, err
+	}
+	list, err := kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if apierrors.IsForbidden(err) {
+		return onlyNamespace(ctx, dcs, fallback)
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("list namespaces: %w", err)
+	}
+	var allowed []string
+	for _, ns := range list.Items {
+		ok, err := mayListDCsIn(ctx, kube, ns.Name)
+		if err != nil {
+			return nil, false, err
+		}
+		if ok {
+			allowed = append(allowed, ns.Name)
+		}
+	}
+	if len(allowed) == 0 {
+		return onlyNamespace(ctx, dcs, fallback)
+	}
+	sort.Strings(allowed)
+	return allowed, false, nil
+}
+
+// onlyNamespace is the one namespace the dashboard shows when it can find
+// no other: an error when the user may not list DeploymentConfigs there
+// either.
+func onlyNamespace(ctx context.Context, dcs client.WithWatch, namespace string) ([]string, bool, error) {
+	err := dcs.List(ctx, &dcv1.DeploymentConfigList{}, client.InNamespace(namespace), client.Limit(1))
+	if apierrors.IsForbidden(err) {
+		return nil, false, fmt.Errorf("you may not list DeploymentConfigs in namespace %s, nor in every namespace (pick another with -n): %w", namespace, err)
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("list deploymentconfigs in namespace %s: %w", namespace, err)
+	}
+	return []string{namespace}, false, nil
+}
+
+// mayListDCs reports whether the user may list DeploymentConfigs in every
+// namespace: a Forbidden answer is a no, other errors are errors.
+func mayListDCs(ctx context.Context, dcs client.WithWatch) (bool, error) {
+	list := &dcv1.DeploymentConfigList{}
+	err := dcs.List(ctx, list, client.Limit(1))
+	switch {
+	case err == nil:
+		return true, nil
+	case apierrors.IsForbidden(err):
+		return false, nil
+	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+		return false, fmt.Errorf("the DeploymentConfig API (%s) is not installed on this cluster: apply the CRD of config/crd first", dcv1.GroupVersion)
+	}
+	return false, fmt.Errorf("list deploymentconfigs: %w", err)
+}
+
+// mayListDCsIn asks the API server whether the user may list and watch
+// DeploymentConfigs in namespace.
+func mayListDCsIn(ctx context.Context, kube kubernetes.Interface, namespace string) (bool, error) {
+	for _, verb := range []string{"list", "watch"} {
+		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Namespace: namespace, Verb: verb, Group: dcv1.GroupVersion.Group, Resource: "deploymentconfigs",
+			},
+		}}
+		got, err := kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+		if err != nil {
+			return false, fmt.Errorf("ask whether you may %s deploymentconfigs in namespace %s: %w", verb, namespace, err)
+		}
+		if !got.Status.Allowed {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// mayListKind reports whether the user may list a core kind in namespace.
+func mayListKind(ctx context.Context, kube kubernetes.Interface, kind, namespace string) (bool, error) {
+	opts := metav1.ListOptions{Limit: 1}
+	var err error
+	switch kind {
+	case "replicationcontrollers":
+		_, err = kube.CoreV1().ReplicationControllers(namespace).List(ctx, opts)
+	case "pods":
+		_, err = kube.CoreV1().Pods(namespace).List(ctx, opts)
+	case "events":
+		_, err = kube.CoreV1().Events(namespace).List(ctx, opts)
+	default:
+		return false, fmt.Errorf("no check for kind %s", kind)
+	}
+	if apierrors.IsForbidden(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("list %s: %w", kind, err)
+	}
+	return true, nil
+}
+
+// dcListWatch lists and watches DeploymentConfigs through the
+// controller-runtime client the CLI uses.
+func dcListWatch(c client.WithWatch, namespace string) *cache.ListWatch {
+	return &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
+			list := &dcv1.DeploymentConfigList{}
+			err := c.List(ctx, list, &client.ListOptions{Namespace: namespace, Raw: &options})
+			return list, err
+		},
+		WatchFuncWithContext: func(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
+			return c.Watch(ctx, &dcv1.DeploymentConfigList{}, &client.ListOptions{Namespace: namespace, Raw: &options})
+		},
+	}
+}
+
+// Namespaces lists the namespaces the store watches one by one, nil when
+// it watches all at once.
+func (s *store) Namespaces() []string {
+	if s.all {
+		return nil
+	}
+	var out []string
+	for ns := range s.scopes {
+		out = append(out, ns)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// scopeOf is the watches that hold namespace, or nil.
+func (s *store) scopeOf(namespace string) *scope {
+	if s.all {
+		return s.scopes[""]
+	}
+	return s.scopes[namespace]
+}
+
+// DeploymentConfigs returns the DeploymentConfigs of namespace ("" for all
+// the store holds).
+func (s *store) DeploymentConfigs(namespace string) []*dcv1.DeploymentConfig {
+	var objs []any
+	if namespace == "" {
+		for _, sc := range s.scopes {
+			objs = append(objs, sc.dcs.GetStore().List()...)
+		}
+	} else if sc := s.scopeOf(namespace); sc != nil {
+		objs = byNamespace(sc.dcs, namespace)
+	}
+	out := make([]*dcv1.DeploymentConfig, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, o.(*dcv1.DeploymentConfig))
+	}
+	return out
+}
+
+// DeploymentConfig returns one DeploymentConfig, or nil.
+func (s *store) DeploymentConfig(namespace, name string) *dcv1.DeploymentConfig {
+	sc := s.scopeOf(namespace)
+	if sc == nil {
+		return nil
+	}
+	obj, ok, _ := sc.dcs.GetStore().GetByKey(namespace + "/" + name)
+	if !ok {
+		return nil
+	}
+	return obj.(*dcv1.DeploymentConfig)
+}
+
+// Deployments returns the ReplicationControllers of namespace.
+func (s *store) Deployments(namespace string) []*corev1.ReplicationController {
+	var out []*corev1.ReplicationController
+	if sc := s.scopeOf(namespace); sc != nil {
+		for _, o := range byNamespace(sc.rcs, namespace) {
+			out = append(out, o.(*corev1.ReplicationController))
+		}
+	}
+	return out
+}
+
+// Pods returns the pods of namespace.
+func (s *store) Pods(namespace string) []*corev1.Pod {
+	var out []*corev1.Pod
+	if sc := s.scopeOf(namespace); sc != nil {
+		for _, o := range byNamespace(sc.pods, namespace) {
+			out = append(out, o.(*corev1.Pod))
+		}
+	}
+	return out
+}
+
+// Events returns the events of namespace.
+func (s *store) Events(namespace string) []*corev1.Event {
+	var out []*corev1.Event
+	if sc := s.scopeOf(namespace); sc != nil {
+		for _, o := range byNamespace(sc.events, namespace) {
+			out = append(out, o.(*corev1.Event))
+		}
+	}
+	return out
+}
+
+// byNamespace lists an informer's objects of a namespace; a kind the user
+// may not list has no informer and no objects.
+func byNamespace(inf cache.SharedIndexInformer, namespace string) []any {
+	if inf == nil {
+		return nil
+	}
+	objs, _ := inf.GetIndexer().ByIndex(cache.NamespaceIndex, namespace)
+	return objs
+}
+
+// hub tells the open pages that a namespace changed. Each subscriber has a
+// one-slot channel: changes that come while a page renders collapse into
+// one more render.
+type hub struct {
+	mu   sync.Mutex
+	subs map[*subscription]struct{}
+}
+
+// subscription is one open page's interest in a namespace ("" for all).
+type subscription struct {
+	namespace string
+	changed   chan struct{}
+}
+
+func newHub() *hub {
+	return &hub{subs: map[*subscription]struct{}{}}
+}
+
+// subscribe registers a page; cancel removes it.
+func (h *hub) subscribe(namespace string) (*subscription, func()) {
+	s := &subscription{namespace: namespace, changed: make(chan struct{}, 1)}
+	h.mu.Lock()
+	h.subs[s] = struct{}{}
+	h.mu.Unlock()
+	return s, func() {
+		h.mu.Lock()
+		delete(h.subs, s)
+		h.mu.Unlock()
+	}
+}
+
+// notify tells the pages that show namespace that it changed.
+func (h *hub) notify(namespace string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs {
+		if s.namespace != "" && s.namespace != namespace {
+			continue
+		}
+		select {
+		case s.changed <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// handler turns an informer's events into notifications.
+func (h *hub) handler() cache.ResourceEventHandler {
+	changed := func(obj any) {
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		if m, err := meta.Accessor(obj); err == nil {
+			h.notify(m.GetNamespace())
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    changed,
+		UpdateFunc: func(_, obj any) { changed(obj) },
+		DeleteFunc: changed,
+	}
+}
