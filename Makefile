@@ -39,7 +39,7 @@ tools-codegen:
 
 .PHONY: tools-integration
 tools-integration:
-	hack/tools.sh etcd kube-apiserver kubectl
+	hack/tools.sh etcd kube-apiserver kubectl gateway-api-crds
 
 .PHONY: build
 build: ## Build dc-controller, dc-deploy, kubectl-dc, dc-local and the other commands into bin/.
@@ -74,7 +74,8 @@ test-integration: tools-integration
 	KUBEBUILDER_ASSETS=$(BIN) go test -count=1 -timeout 15m ./test/integration/...
 
 .PHONY: test-e2e
-test-e2e: tools build
+test-e2e: tools build ## End-to-end tests on kwok, with the dashboard's browser test (Debian's chromium: hack/browser-deps.sh).
+	@hack/browser-deps.sh || echo "chromium is missing: the dashboard's browser test will skip (see above)" >&2
 	DC_BIN=$(BIN) go test -count=1 -timeout 20m ./test/e2e/...
 
 .PHONY: test-chaos
@@ -86,8 +87,8 @@ test-security: tools build ## Pod Security, RBAC and forbidden-user tests on a p
 	DC_BIN=$(BIN) go test -count=1 -timeout 10m ./test/security/
 
 .PHONY: tools-node
-tools-node: ## The real node's tools: the control plane and kubelet (cached), and Debian's containerd, runc and CNI plugins.
-	hack/tools.sh etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet helm
+tools-node: ## The real node's tools: the control plane, kubelet, Prometheus, and Traefik with the Gateway API CRDs (cached), and Debian's containerd, runc and CNI plugins.
+	hack/tools.sh etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet helm prometheus gateway-api-crds traefik
 	hack/node-deps.sh
 
 .PHONY: test-node

@@ -60,6 +60,10 @@ func runUpReal(ctx context.Context, out io.Writer, g *globalFlags, f *upFlags) e
 	if err != nil {
 		return err
 	}
+	fmt.Fprintf(out, "Starting the Gateway %s/%s (Traefik, with the Gateway API CRDs) at %s...\n", realnode.GatewayNamespace, realnode.GatewayName, realnode.GatewayAddr)
+	if err := cluster.StartGateway(ctx, bin); err != nil {
+		return err
+	}
 	fmt.Fprintln(out, "Installing dc-controller from config/default (2 replicas, leader election)...")
 	err = cluster.InstallController(ctx, bin, realnode.Controller{Root: root, Args: realNodeControllerArgs})
 	if err != nil {
@@ -86,6 +90,9 @@ func runUpReal(ctx context.Context, out io.Writer, g *globalFlags, f *upFlags) e
 	}
 	if rolloutErr == nil && len(dcs) > 0 {
 		showServing(ctx, out, cluster, pc.Clientset, namespace, dcs[0])
+	}
+	if rolloutErr == nil {
+		rolloutErr = showCanary(ctx, out, cluster, pc, namespace, f.wait)
 	}
 	printRealNextSteps(out, g.name, cluster, bin, reused, time.Since(start), f.follow)
 	if rolloutErr != nil || !f.follow {
@@ -218,13 +225,16 @@ Then try:
   kubectl get dc,rc,pods -o wide          real pods, with their pod IPs
   kubectl dc rollout latest hello         roll out the sample again
   kubectl dc logs hello                   the deployer pod's log, from the kubelet
+  kubectl dc dashboard                    watch and steer rollouts in a browser: http://127.0.0.1:8990/
   kubectl -n %s get pods   dc-controller's two replicas
   sudo nsenter --net=%s curl http://POD_IP:8080/
                                           ask a sample pod (the cluster's network has no route out)
+  sudo nsenter --net=%[8]s curl -H 'Host: %[9]s' http://%[10]s/
+                                          ask the canary sample through the Gateway
 
 The node keeps running until 'make down NODE=real' (or 'dc-local down --node=real').
 `, name, state, took.Round(100*time.Millisecond), where, cluster.Kubeconfig, bin,
-		realnode.ControllerNamespace, cluster.NetnsPath())
+		realnode.ControllerNamespace, cluster.NetnsPath(), playground.TrafficSampleHost, realnode.GatewayAddr)
 	if follow {
 		fmt.Fprintln(out, "Showing dc-controller's log until Ctrl-C (the node keeps running):")
 	}

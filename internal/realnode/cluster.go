@@ -412,8 +412,8 @@ func Open(dir string) (*Cluster, error) {
 }
 
 // Delete stops and removes the cluster whose state is in dir, whoever
-// made it and whether or not that process still runs: the controllers
-// first (so nothing recreates pods), then every pod through the API server
+// made it and whether or not that process still runs: the Gateway's
+// Traefik and the controllers first (so nothing recreates pods), then every pod through the API server
 // (the kubelet stops their containers and tears their network down), the
 // kubelet, containerd's remaining tasks and shims, the other daemons,
 // every mount under dir, the network namespace (with the bridge, veths
@@ -426,7 +426,7 @@ func Delete(ctx context.Context, dir, bin string) error {
 	netns, _ := os.ReadFile(filepath.Join(dir, "netns"))
 	s := &state{Dir: dir, Netns: strings.TrimSpace(string(netns))}
 	var errs []error
-	for _, d := range []string{"kube-controller-manager", "kube-scheduler"} {
+	for _, d := range []string{"traefik", "kube-controller-manager", "kube-scheduler"} {
 		errs = append(errs, s.stop(ctx, d))
 	}
 	s.deletePods(ctx, bin)

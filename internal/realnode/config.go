@@ -47,6 +47,9 @@ func identities() []identity {
 		{file: "scheduler", cn: "system:kube-scheduler"},
 		{file: "kubelet", cn: "system:node:" + NodeName, groups: []string{"system:nodes"}},
 		{file: "kubelet-serving", cn: NodeName, server: true, ips: []net.IP{net.ParseIP(NodeIP)}, dns: []string{NodeName}},
+		// Traefik, the Gateway's data plane: a user of its own, bound to
+		// the least it needs (gateway.go).
+		{file: "gateway", cn: gatewayUser},
 	}
 }
 

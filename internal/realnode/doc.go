@@ -3,7 +3,8 @@
 // kube-scheduler, containerd and a kubelet, plus a registry serving the
 // project's images, all inside a network namespace of its own with no route
 // out of it, so that no packet of the cluster's pods or Services can leave
-// the machine.
+// the machine. StartGateway adds a Gateway API data plane: Traefik, built
+// from its Go module, serving one Gateway in that namespace.
 //
 // Every daemon is a process started with `nsenter --net=` (it joins only
 // the network namespace, so the kubelet and containerd share the host's

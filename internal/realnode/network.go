@@ -107,46 +107,53 @@ type Dialer struct {
 
 // DialContext is net.Dialer.DialContext from inside the namespace.
 func (d Dialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
-	type result struct {
-		conn net.Conn
-		err  error
+	var conn net.Conn
+	err := d.inNamespace(func() error {
+		var dialer net.Dialer
+		var err error
+		conn, err = dialer.DialContext(ctx, network, addr)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dial %s in %s: %w", addr, d.Netns, err)
 	}
-	done := make(chan result, 1)
-	go func() {
-		conn, err := d.dialLocked(ctx, network, addr)
-		done <- result{conn, err}
-	}()
-	r := <-done
-	return r.conn, r.err
+	return conn, nil
 }
 
-// dialLocked dials from a thread switched into the namespace. When the
-// thread cannot be switched back it stays locked, so that Go ends it
-// rather than run other goroutines in the wrong namespace.
-func (d Dialer) dialLocked(ctx context.Context, network, addr string) (net.Conn, error) {
-	runtime.LockOSThread()
-	home, err := os.Open("/proc/thread-self/ns/net")
-	if err != nil {
-		runtime.UnlockOSThread()
-		return nil, fmt.Errorf("dial %s in %s: %w", addr, d.Netns, err)
-	}
-	defer home.Close()
-	target, err := os.Open(d.Netns)
-	if err != nil {
-		runtime.UnlockOSThread()
-		return nil, fmt.Errorf("dial %s in %s: %w", addr, d.Netns, err)
-	}
-	defer target.Close()
-	if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
-		runtime.UnlockOSThread()
-		return nil, fmt.Errorf("dial %s in %s: enter namespace: %w", addr, d.Netns, err)
-	}
-	var dialer net.Dialer
-	conn, dialErr := dialer.DialContext(ctx, network, addr)
-	if err := unix.Setns(int(home.Fd()), unix.CLONE_NEWNET); err == nil {
-		runtime.UnlockOSThread()
-	}
-	return conn, dialErr
+// inNamespace runs f in a goroutine of its own, on an OS thread switched
+// into the namespace: a socket f makes stays in it. When the thread
+// cannot be switched back it stays locked, so that Go ends it with the
+// goroutine rather than run other goroutines in the wrong namespace.
+func (d Dialer) inNamespace(f func() error) error {
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		home, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			runtime.UnlockOSThread()
+			done <- err
+			return
+		}
+		defer home.Close()
+		target, err := os.Open(d.Netns)
+		if err != nil {
+			runtime.UnlockOSThread()
+			done <- err
+			return
+		}
+		defer target.Close()
+		if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
+			runtime.UnlockOSThread()
+			done <- fmt.Errorf("enter namespace: %w", err)
+			return
+		}
+		fErr := f()
+		if err := unix.Setns(int(home.Fd()), unix.CLONE_NEWNET); err == nil {
+			runtime.UnlockOSThread()
+		}
+		done <- fErr
+	}()
+	return <-done
 }
 
 // run runs a command and returns its output in the error when it fails.

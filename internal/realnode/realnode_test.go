@@ -102,3 +102,52 @@ func TestWithImages(t *testing.T) {
 		t.Errorf("got kind %q image %q args %q; want Deployment, r/c:1, %q", got.Kind, c.Image, c.Args, wantArgs)
 	}
 }
+
+// Traefik serves the Gateway's listener on its entry point, calls nothing
+// outside, and its role grants no write but status and nothing of
+// cluster-admin's wildcards.
+func TestGatewayConfiguration(t *testing.T) {
+	args := strings.Join(traefikArgs("/bin"), " ")
+	for _, want := range []string{
+		"--global.checkNewVersion=false", "--global.sendAnonymousUsage=false",
+		"--entryPoints.web.address=:8000", "--providers.kubernetesgateway=true",
+		"--providers.kubernetesgateway.statusAddress.ip=10.88.0.1",
+	} {
+		if !strings.Contains(args, want) {
+			t.Errorf("Traefik's arguments lack %q: %s", want, args)
+		}
+	}
+	objects := map[string]map[string]any{}
+	for _, doc := range strings.Split(gatewayManifest, "\n---\n") {
+		var obj map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+			t.Fatalf("the gateway manifest is not YAML: %v\n%s", err, doc)
+		}
+		objects[obj["kind"].(string)] = obj
+	}
+	listener := objects["Gateway"]["spec"].(map[string]any)["listeners"].([]any)[0].(map[string]any)
+	if listener["port"] != float64(GatewayPort) || listener["protocol"] != "HTTP" {
+		t.Errorf("the Gateway's listener is %v, want HTTP on %d", listener, GatewayPort)
+	}
+	if got := objects["GatewayClass"]["spec"].(map[string]any)["controllerName"]; got != "traefik.io/gateway-controller" {
+		t.Errorf("the GatewayClass's controllerName is %v, want Traefik's", got)
+	}
+	for _, r := range objects["ClusterRole"]["rules"].([]any) {
+		rule := r.(map[string]any)
+		for _, v := range rule["verbs"].([]any) {
+			if v == "*" || (v != "get" && v != "list" && v != "watch" && !allStatus(rule["resources"].([]any))) {
+				t.Errorf("Traefik's role grants %v on %v; want reads, and updates of status only", v, rule["resources"])
+			}
+		}
+	}
+}
+
+// allStatus reports whether every resource is a status subresource.
+func allStatus(resources []any) bool {
+	for _, r := range resources {
+		if !strings.HasSuffix(r.(string), "/status") {
+			return false
+		}
+	}
+	return true
+}

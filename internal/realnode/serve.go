@@ -48,29 +48,67 @@ func Forward(ctx context.Context, listen, netns, target, addrFile string) error 
 	if err := os.WriteFile(addrFile, []byte(l.Addr().String()), 0o644); err != nil {
 		return fmt.Errorf("forward %s: %w", listen, err)
 	}
+	return serveJoined(ctx, l, Dialer{Netns: netns}.DialContext, target)
+}
+
+// Expose makes the host address target (a test's Prometheus on loopback,
+// say) reachable from the cluster's pods: it listens on the node's address
+// inside the cluster's network namespace and joins each connection to
+// target, dialled in the caller's namespace, until ctx ends. It returns
+// the address it listens on.
+func (c *Cluster) Expose(ctx context.Context, target string) (string, error) {
+	l, err := c.Listen(ctx, NodeIP+":0")
+	if err != nil {
+		return "", err
+	}
+	var dialer net.Dialer
+	go func() { _ = serveJoined(ctx, l, dialer.DialContext, target) }()
+	return l.Addr().String(), nil
+}
+
+// Listen opens a TCP listener inside the cluster's network namespace; it
+// stays there whatever thread accepts on it.
+func (c *Cluster) Listen(ctx context.Context, addr string) (net.Listener, error) {
+	var l net.Listener
+	err := Dialer{Netns: c.NetnsPath()}.inNamespace(func() error {
+		var err error
+		l, err = (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s in %s: %w", addr, c.Netns, err)
+	}
+	return l, nil
+}
+
+// serveJoined accepts connections on l until ctx ends and joins each to
+// target, dialled with dial.
+func serveJoined(ctx context.Context, l net.Listener, dial dialFunc, target string) error {
 	go func() {
 		<-ctx.Done()
 		_ = l.Close()
 	}()
-	dialer := Dialer{Netns: netns}
 	for {
 		conn, err := l.Accept()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return fmt.Errorf("forward %s: %w", listen, err)
+			return fmt.Errorf("forward %s: %w", l.Addr(), err)
 		}
-		go join(ctx, conn, dialer, target)
+		go join(ctx, conn, dial, target)
 	}
 }
 
+// dialFunc is net.Dialer.DialContext, or Dialer's.
+type dialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
 // join copies bytes both ways between conn and a new connection to target.
-func join(ctx context.Context, conn net.Conn, dialer Dialer, target string) {
+func join(ctx context.Context, conn net.Conn, dial dialFunc, target string) {
 	defer conn.Close()
 	dialCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	upstream, err := dialer.DialContext(dialCtx, "tcp", target)
+	upstream, err := dial(dialCtx, "tcp", target)
 	if err != nil {
 		return
 	}

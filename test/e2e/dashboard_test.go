@@ -463,7 +463,9 @@ func bindNamespacedReader(t *testing.T, namespaces ...string) string {
 	if _, err := rbac.ClusterRoleBindings().Create(t.Context(), listBinding, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = rbac.ClusterRoleBindings().Delete(context.Background(), listBinding.Name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = rbac.ClusterRoleBindings().Delete(context.Background(), listBinding.Name, metav1.DeleteOptions{})
+	})
 	for _, ns := range namespaces {
 		b := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: read.Name}, Subjects: subjects,
 			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: read.Name}}

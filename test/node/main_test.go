@@ -112,8 +112,8 @@ func runSuite(m *testing.M) int {
 	return code
 }
 
-// setUp builds the images, brings the node up and installs dc-controller
-// from config/default.
+// setUp builds the images, brings the node up with its Gateway and
+// installs dc-controller from config/default.
 func setUp(ctx context.Context, dir, bin string) (*environment, error) {
 	built, err := imagebuild.Build(ctx, imagebuild.Options{Root: root, Version: imageTag, Revision: imageTag})
 	if err != nil {
@@ -128,6 +128,9 @@ func setUp(ctx context.Context, dir, bin string) (*environment, error) {
 		Name: filepath.Base(dir), Dir: dir, BinDir: bin, Images: images, Tag: imageTag, Log: os.Stderr,
 	})
 	if err != nil {
+		return nil, err
+	}
+	if err := cluster.StartGateway(ctx, bin); err != nil {
 		return nil, err
 	}
 	err = cluster.InstallController(ctx, bin, realnode.Controller{Root: root, Args: controllerArgs()})
