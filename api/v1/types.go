@@ -111,6 +111,11 @@ type DeploymentConfigSpec struct {
 
 	// Template is the pod template every deployment is made from.
 	Template *corev1.PodTemplateSpec `json:"template"`
+
+	// ConfigSnapshots, when set, gives each deployment immutable copies of
+	// the ConfigMaps and Secrets its pods read (docs/config-snapshots.md).
+	// +optional
+	ConfigSnapshots *ConfigSnapshots `json:"configSnapshots,omitempty"`
 }
 
 // DeploymentStrategyType names a rollout strategy.
@@ -502,14 +507,18 @@ type DeploymentDetails struct {
 
 // DeploymentCause is one trigger that made a deployment.
 type DeploymentCause struct {
-	// Type is ConfigChange, ImageChange, or Manual for a rollout a user
-	// asked for.
-	// +kubebuilder:validation:Enum=ConfigChange;ImageChange;Manual
+	// Type is ConfigChange, ImageChange, ConfigData (a followed ConfigMap
+	// or Secret changed), or Manual for a rollout a user asked for.
+	// +kubebuilder:validation:Enum=ConfigChange;ImageChange;ConfigData;Manual
 	Type DeploymentTriggerType `json:"type"`
 
 	// ImageTrigger names the image of an ImageChange cause.
 	// +optional
 	ImageTrigger *DeploymentCauseImageTrigger `json:"imageTrigger,omitempty"`
+
+	// ConfigData names the sources of a ConfigData cause.
+	// +optional
+	ConfigData *DeploymentCauseConfigData `json:"configData,omitempty"`
 }
 
 // DeploymentCauseImageTrigger names the image that made a deployment.

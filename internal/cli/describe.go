@@ -90,6 +90,7 @@ func (a *app) describeConfig(d *describer, dc *dcv1.DeploymentConfig) {
 		d.linef(0, "Min Ready Seconds", "%d", eff.Spec.MinReadySeconds)
 	}
 	d.line(0, "Triggers", describeTriggers(eff.Spec.Triggers))
+	describeConfigSnapshots(d, eff)
 	describeStrategy(d, &eff.Spec.Strategy)
 	d.podTemplate(0, eff.Spec.Template)
 }
@@ -389,6 +390,7 @@ func (a *app) describeDeployments(d *describer, dc *dcv1.DeploymentConfig, rcs [
 			d.line(1, "Reason", reason)
 		}
 		describeAnalysisOutcomes(d, rc)
+		describeDeploymentSnapshots(d, rc)
 		wanted := deployment.Replicas(rc)
 		if desired, ok := deployment.DesiredReplicas(rc); ok && !deployment.IsTerminal(deployment.Phase(rc)) {
 			wanted = desired

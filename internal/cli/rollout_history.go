@@ -16,23 +16,30 @@ import (
 
 func newRolloutHistoryCommand(a *app) *cobra.Command {
 	out := newOutputFlags()
-	var revision int64
+	var revision, configDiff int64
 	cmd := &cobra.Command{
 		Use:   "history NAME [--revision N]",
 		Short: "List the revisions of a DeploymentConfig, or show one",
 		Long: `List the revisions (rollouts) of a DeploymentConfig with their status and
 cause; with --revision, show that revision's pod template. With -o, print the
-ReplicationControllers instead.`,
+ReplicationControllers instead. With --revision and --config-diff, show how
+the configuration (config snapshots) of the two revisions differs; Secret
+values are never shown.`,
 		Example: `  kubectl dc rollout history web
-  kubectl dc rollout history web --revision 2`,
+  kubectl dc rollout history web --revision 2
+  kubectl dc rollout history web --revision 3 --config-diff 2`,
 		Args:              nameArg("show the history of"),
 		ValidArgsFunction: a.completeDCName,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, _ := parseName(args[0])
+			if configDiff != 0 {
+				return a.configDiff(cmd.Context(), name, configDiff, revision)
+			}
 			return a.rolloutHistory(cmd.Context(), name, revision, out)
 		},
 	}
 	cmd.Flags().Int64Var(&revision, "revision", 0, "Show the pod template of this revision.")
+	cmd.Flags().Int64Var(&configDiff, "config-diff", 0, "With --revision, show how the configuration of --revision differs from this revision's.")
 	out.addFlags(cmd)
 	return cmd
 }
@@ -99,6 +106,7 @@ func (a *app) printRevision(dc *dcv1.DeploymentConfig, rc *corev1.ReplicationCon
 	if encoded, err := deployment.DecodeConfig(rc); err == nil {
 		template = encoded.Spec.Template
 	}
+	writeSnapshots(w, rc)
 	return writePodTemplate(w, template)
 }
 

@@ -65,7 +65,7 @@ func (a *app) rolloutUndo(ctx context.Context, name string, toRevision int64, ou
 	if err != nil {
 		return fmt.Errorf("revision %d cannot be restored: %w", deployment.Version(target), err)
 	}
-	dc, disabled, err := restoreTemplate(ctx, c, name, encoded.Spec.Template)
+	dc, disabled, err := restoreTemplate(ctx, c, name, encoded.Spec.Template, snapshotPin(target))
 	if err != nil {
 		return err
 	}
@@ -73,6 +73,7 @@ func (a *app) rolloutUndo(ctx context.Context, name string, toRevision int64, ou
 		return err
 	}
 	a.warnDisabledTriggers(dc, disabled)
+	a.warnPinnedSnapshots(dc)
 	return a.printDone(out, c.Scheme, dc, fmt.Sprintf("rolled back to revision %d", deployment.Version(target)))
 }
 
@@ -109,7 +110,7 @@ type disabledTrigger struct {
 // restoreTemplate writes the old template into the DeploymentConfig's
 // spec and turns its automatic image triggers off; it returns the updated
 // DeploymentConfig and the triggers it turned off.
-func restoreTemplate(ctx context.Context, c *Clients, name string, template *corev1.PodTemplateSpec) (*dcv1.DeploymentConfig, []disabledTrigger, error) {
+func restoreTemplate(ctx context.Context, c *Clients, name string, template *corev1.PodTemplateSpec, pin string) (*dcv1.DeploymentConfig, []disabledTrigger, error) {
 	var dc *dcv1.DeploymentConfig
 	var disabled []disabledTrigger
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -119,6 +120,7 @@ func restoreTemplate(ctx context.Context, c *Clients, name string, template *cor
 		}
 		dc.Spec.Template = template.DeepCopy()
 		disabled = disableImageTriggers(dc)
+		pinSnapshots(dc, pin)
 		return c.DC.Update(ctx, dc)
 	})
 	if err != nil {

@@ -49,6 +49,11 @@ type DeploymentConfigReconciler struct {
 	Recorder  events.EventRecorder
 	Clock     clock.PassiveClock
 	access    *deployerAccess
+	// gate admits rollouts under the concurrency limits (nil: none).
+	gate *rolloutGate
+	// memo spares reads of followed ConfigMaps that did not change (nil:
+	// every sync reads them).
+	memo *sourceMemo
 	// invalid remembers the specs whose analyses are invalid (nil: none).
 	invalid *invalidAnalyses
 }
@@ -98,10 +103,17 @@ func (r *DeploymentConfigReconciler) Reconcile(ctx context.Context, req reconcil
 	}
 
 	latest := findVersion(rcs, dc.Status.LatestVersion)
-	if details := triggeredRollout(dc, latest); details != nil {
+	details := triggeredRollout(dc, latest)
+	if details == nil {
+		if details, err = r.configDataRollout(ctx, dc, latest); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	if details != nil {
 		dc.Status.LatestVersion++
 		dc.Status.Details = details
 		log.FromContext(ctx).Info("trigger fired", "version", dc.Status.LatestVersion, "cause", details.Message)
+		r.recordConfigDataEvent(dc, details)
 		// The status write claims the version: when it conflicts, the cache
 		// was behind and nothing may be made from what it showed.
 		written, result, err := r.putStatus(ctx, dc, original, rcs, nil)
@@ -138,11 +150,18 @@ func (r *DeploymentConfigReconciler) Reconcile(ctx context.Context, req reconcil
 			return result, err
 		}
 		result, err := r.writeStatus(ctx, dc, original, rcs, createErr)
+		if queued := (*QueuedError)(nil); err == nil && errors.As(createErr, &queued) {
+			// A freed slot wakes it (rolloutGate.wakeWaiters).
+			return reconcile.Result{RequeueAfter: queuedRetry}, nil
+		}
 		if err == nil && createErr != nil {
 			// The error requeues the sync; a Requeue result would be ignored.
 			return reconcile.Result{}, createErr
 		}
 		return result, err
+	}
+	if err := r.ownSnapshots(ctx, latest); err != nil {
+		return reconcile.Result{}, err
 	}
 	if deployment.IsTerminal(deployment.Phase(latest)) {
 		if restored, err := r.restoreActive(ctx, dc, rcs); err != nil || restored {
@@ -306,6 +325,9 @@ func (r *DeploymentConfigReconciler) startDeployment(ctx context.Context, dc *dc
 	if err := r.refuseInvalidAnalyses(dc); err != nil {
 		return err
 	}
+	if err := r.gate.admit(ctx, dc); err != nil {
+		return err
+	}
 	return r.createDeployment(ctx, dc)
 }
 
@@ -359,6 +381,9 @@ func (r *DeploymentConfigReconciler) createDeployment(ctx context.Context, dc *d
 	if err != nil {
 		return err
 	}
+	if err := r.snapshotConfig(ctx, dc, rc); err != nil {
+		return err
+	}
 	err = r.Client.Create(ctx, rc)
 	if apierrors.IsAlreadyExists(err) {
 		return r.checkExisting(ctx, dc, rc.Name)
@@ -373,7 +398,7 @@ func (r *DeploymentConfigReconciler) createDeployment(ctx context.Context, dc *d
 	}
 	r.Recorder.Eventf(dc, rc, corev1.EventTypeNormal, EventDeploymentCreated, "Create",
 		"Created new replication controller %q for version %d", rc.Name, dc.Status.LatestVersion)
-	return nil
+	return r.ownSnapshots(ctx, rc)
 }
 
 // errCacheBehind says the cache is behind the API server: the RC of the

@@ -68,6 +68,13 @@ type Options struct {
 	// registry requests may connect to; the zero value refuses loopback,
 	// link-local and private networks (see registry.NetworkPolicy).
 	RegistryNetworks registry.NetworkPolicy
+	// SnapshotSecretInterval is how often a DeploymentConfig whose
+	// configuration snapshots follow Secrets looks at them; zero means
+	// DefaultSnapshotSecretInterval.
+	SnapshotSecretInterval time.Duration
+	// RolloutLimits cap how many rollouts run at once; the zero value
+	// caps nothing.
+	RolloutLimits RolloutLimits
 }
 
 // LeaderElectionID names the Lease replicas of dc-controller elect through.
@@ -95,6 +102,9 @@ func NewManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
+	}
+	if opts.SnapshotSecretInterval <= 0 {
+		opts.SnapshotSecretInterval = DefaultSnapshotSecretInterval
 	}
 	scheme, err := NewScheme()
 	if err != nil {
@@ -167,6 +177,10 @@ func cacheOptions(namespaces []string) cache.Options {
 			// Only the Services a BlueGreen DeploymentConfig's sync labelled
 			// (services.go): the cluster's other Services are none of ours.
 			&corev1.Service{}: {Label: labels.NewSelector().Add(has(dcv1.ServiceOfLabel))},
+			// ConfigMaps as metadata, for configuration snapshots: a change
+			// of one a DeploymentConfig follows syncs it (snapshots.go). Not
+			// the copies, which never change.
+			configMapMetadata(): {Label: labels.NewSelector().Add(requirement(dcv1.ConfigSnapshotOfLabel, selection.DoesNotExist))},
 		},
 	}, namespaces)
 }
@@ -240,6 +254,13 @@ func setup(mgr manager.Manager, opts Options) error {
 		return fmt.Errorf("index pods: %w", err)
 	}
 
+	if err := indexer.IndexField(ctx, &corev1.ReplicationController{}, rcRunning, indexRCRunning); err != nil {
+		return fmt.Errorf("index running replicationcontrollers: %w", err)
+	}
+	if err := indexer.IndexField(ctx, &dcv1.DeploymentConfig{}, dcByConfigSource, indexDCByConfigSource); err != nil {
+		return fmt.Errorf("index deploymentconfigs by config source: %w", err)
+	}
+
 	access := newDeployerAccess(mgr.GetClient())
 	recorder := mgr.GetEventRecorder("dc-controller")
 	priorities := rolloutPriorities{reader: mgr.GetCache()}
@@ -250,7 +271,10 @@ func setup(mgr manager.Manager, opts Options) error {
 	}
 	dcReconciler := &DeploymentConfigReconciler{
 		Client: dcClient, APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: opts.Clock, access: access,
-		invalid: newInvalidAnalyses(),
+		invalid: newInvalidAnalyses(), memo: newSourceMemo(),
+	}
+	if opts.RolloutLimits.enabled() {
+		dcReconciler.gate = newRolloutGate(opts.RolloutLimits, mgr.GetCache(), opts.Clock)
 	}
 	// Watches rather than For: For's handler gives every event of the
 	// DeploymentConfig itself the default priority.
@@ -259,8 +283,14 @@ func setup(mgr manager.Manager, opts Options) error {
 		Watches(&dcv1.DeploymentConfig{}, enqueueByPriority(requestFor, priorities.deploymentConfig)).
 		Watches(&corev1.ReplicationController{}, enqueueDCsOfRC(priorities.deploymentConfigOfRC)).
 		Watches(&corev1.Service{}, enqueueByPriority(deploymentConfigOfService, startsNoRollout)).
+		// Metadata only: a change of a followed ConfigMap's data changes
+		// its resourceVersion, and the sync reads the ConfigMap itself.
+		// Secrets are not watched (dc-controller may not list them, see
+		// docs/security.md): secretPolling looks at them.
+		Watches(&corev1.ConfigMap{}, enqueueByPriority(deploymentConfigsOfSource(mgr.GetCache(), "ConfigMap"), sourceStartsRollout), builder.OnlyMetadata).
+		WatchesRawSource(gateSource(dcReconciler.gate)).
 		WithOptions(workerOptions(mgr, "deploymentconfig", dcv1.GroupVersion.WithKind("DeploymentConfig"), opts.Workers)).
-		Complete(dcReconciler)
+		Complete(afterSync{Reconciler: dcReconciler, reader: mgr.GetCache(), secretInterval: opts.SnapshotSecretInterval, gate: dcReconciler.gate})
 	if err != nil {
 		return fmt.Errorf("set up deploymentconfig controller: %w", err)
 	}

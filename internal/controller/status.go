@@ -91,6 +91,13 @@ func progressingCondition(dc *dcv1.DeploymentConfig, latest *corev1.ReplicationC
 		if invalid := (*InvalidAnalysisError)(nil); errors.As(createErr, &invalid) {
 			reason = invalid.ConditionReason()
 		}
+		if missing := (*MissingConfigError)(nil); errors.As(createErr, &missing) {
+			reason = missing.ConditionReason()
+		}
+		if queued := (*QueuedError)(nil); errors.As(createErr, &queued) {
+			// Waiting its turn is not a failure to progress.
+			return cond(corev1.ConditionUnknown, queued.ConditionReason(), createErr.Error())
+		}
 		return cond(corev1.ConditionFalse, reason, createErr.Error())
 	}
 	if latest == nil {

@@ -166,6 +166,9 @@ func startControllers(admin *rest.Config) (func(), error) {
 		DeployerImage:     testDeployerImage,
 		Workers:           2,
 		ImagePollInterval: imagePollInterval,
+		// Secrets that configuration snapshots follow are read, not
+		// watched: look often, so that a test sees a change quickly.
+		SnapshotSecretInterval: time.Second,
 		// Registries of these tests listen on 127.0.0.1, and only there:
 		// the rest of loopback stays refused, as without the flag
 		// (TestImageTriggerRefusesLoopbackRegistry).

@@ -319,6 +319,8 @@ func fieldCases() []fieldCase {
 	cases = append(cases, specCases()...)
 	cases = append(cases, progressiveCases()...)
 	cases = append(cases, statusCases()...)
+	cases = append(cases, configSnapshotCases()...)
+	cases = append(cases, trafficCases()...)
 	for i := range cases {
 		cases[i].name = fmt.Sprintf("%s %s %s", cases[i].field, cases[i].rule, cases[i].wantMessage)
 	}

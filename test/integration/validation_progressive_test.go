@@ -102,7 +102,7 @@ func progressiveCases() []fieldCase {
 	}
 	return []fieldCase{
 		spec("cel", "spec.strategy.rollingParams.steps", "only run by the Rolling strategy", invalidCase{strategy: "Recreate", params: "    rollingParams:\n      steps:\n      - setWeight: 10"}),
-		spec("cel", "spec.strategy.rollingParams.steps[0]", "exactly one of setWeight, pause or analysis", steps("      - setWeight: 10\n        pause: {}")),
+		spec("cel", "spec.strategy.rollingParams.steps[0]", "exactly one of setWeight, pause, analysis, setCanaryScale or setHeaderRoute", steps("      - setWeight: 10\n        pause: {}")),
 		spec("pattern", "spec.strategy.rollingParams.steps[0].pause.duration", "should match", steps("      - pause: {duration: 5 minutes}")),
 		spec("cel", "spec.strategy.blueGreenParams", "blueGreenParams is required when strategy.type is BlueGreen", invalidCase{strategy: "BlueGreen"}),
 		spec("cel", "spec.strategy.blueGreenParams", "only allowed when strategy.type is BlueGreen", invalidCase{params: "    blueGreenParams:\n      activeService: web"}),
