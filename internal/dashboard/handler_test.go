@@ -104,6 +104,9 @@ func canaryAtStep() []any {
 			rc.Annotations[dcv1.DeploymentWeightAnnotation] = "20"
 			rc.Annotations[dcv1.DeploymentPausedSinceAnnotation] = testNow.Format(time.RFC3339)
 		}
+		if version == 1 {
+			rc.Annotations[dcv1.ConfigSnapshotsAnnotation] = `[{"kind":"ConfigMap","name":"app","copy":"app-1a2b3c4d5e"},{"kind":"Secret","name":"db","copy":"db-0f0f0f0f0f"}]`
+		}
 		one := int32(1)
 		rc.Spec.Replicas = &one
 		pod := &corev1.Pod{
@@ -131,6 +134,7 @@ func TestDCPageShowsTheRolloutAndItsActions(t *testing.T) {
 				`<option value="1">1</option>`,
 				`data-log-url="/log/shop/web?version=2"`,
 				`aria-current="step"`,
+				`<span class="config">ConfigMap/app: app-1a2b3c4d5e</span> <span class="config">Secret/db: db-0f0f0f0f0f</span>`,
 			},
 			wantNot: []string{`id="act-latest"`, `id="act-retry"`},
 		},

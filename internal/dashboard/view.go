@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/configsnapshot"
 	"github.com/deployconfig/deployconfig/internal/deployment"
 )
 
@@ -185,6 +186,9 @@ type historyView struct {
 	Created  string
 	Reason   string
 	Replicas int32
+	// Config lists the configuration snapshots the revision's pods read
+	// (docs/config-snapshots.md), as "ConfigMap/app: app-1a2b3c4d5e".
+	Config []string
 }
 
 // action is a button of the DC page: Name is what the server runs, Label
@@ -225,7 +229,7 @@ func buildDCView(s *store, namespace, name string, readOnly bool) *dcView {
 		v.History = append(v.History, historyView{
 			Version: deployment.Version(rc), Name: rc.Name, Phase: string(deployment.Phase(rc)),
 			Created: rc.CreationTimestamp.UTC().Format(time.DateTime), Reason: rc.Annotations[dcv1.DeploymentStatusReasonAnnotation],
-			Replicas: deployment.Replicas(rc),
+			Replicas: deployment.Replicas(rc), Config: configOf(rc),
 		})
 		if !readOnly && deployment.Version(rc) != dc.Status.LatestVersion {
 			v.Undo = append(v.Undo, deployment.Version(rc))
@@ -444,4 +448,26 @@ func actionArgs(name, namespace, dcName string, revision int64) ([]string, bool)
 		return nil, false
 	}
 	return append(args, "--namespace", namespace), true
+}
+
+// configOf lists the configuration snapshots a deployment's pods read;
+// none for a deployment made without configSnapshots. Secrets are named,
+// never shown.
+func configOf(rc *corev1.ReplicationController) []string {
+	set, ok, err := configsnapshot.Of(rc.Annotations)
+	if !ok {
+		return nil
+	}
+	if err != nil {
+		return []string{"unreadable: " + err.Error()}
+	}
+	out := make([]string, 0, len(set))
+	for _, e := range set {
+		copied := e.Copy
+		if copied == "" {
+			copied = "(optional, missing)"
+		}
+		out = append(out, e.Kind+"/"+e.Name+": "+copied)
+	}
+	return out
 }
