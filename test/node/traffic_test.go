@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -78,16 +79,21 @@ func backendRefs(backends []backend) []any {
 	return refs
 }
 
-// setBackends replaces the backends of the route's first rule.
+// setBackends replaces the backends of the route's first rule. Traefik
+// writes the route's status meanwhile: a conflicting write is redone on
+// the route as it now is.
 func setBackends(t *testing.T, ns, name string, backends ...backend) {
 	t.Helper()
-	route := getRoute(t, ns, name)
-	rules, _, _ := unstructured.NestedSlice(route.Object, "spec", "rules")
-	rules[0].(map[string]any)["backendRefs"] = backendRefs(backends)
-	if err := unstructured.SetNestedSlice(route.Object, rules, "spec", "rules"); err != nil {
-		t.Fatal(err)
-	}
-	if err := suite.client.Update(context.Background(), route); err != nil {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		route := getRoute(t, ns, name)
+		rules, _, _ := unstructured.NestedSlice(route.Object, "spec", "rules")
+		rules[0].(map[string]any)["backendRefs"] = backendRefs(backends)
+		if err := unstructured.SetNestedSlice(route.Object, rules, "spec", "rules"); err != nil {
+			return err
+		}
+		return suite.client.Update(context.Background(), route)
+	})
+	if err != nil {
 		t.Fatalf("updating HTTPRoute %s: %v", name, err)
 	}
 }
