@@ -8,6 +8,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/deployment"
 )
 
 func TestDiffLines(t *testing.T) {
@@ -229,5 +235,48 @@ func TestLoopbackHost(t *testing.T) {
 		if got := loopbackHost(host); got != want {
 			t.Errorf("loopbackHost(%q) = %t, want %t", host, got, want)
 		}
+	}
+}
+
+// TestBuildRolloutOfARoutedCanary: a routed canary's weight is a share of
+// the requests, and its traffic steps say what they do.
+func TestBuildRolloutOfARoutedCanary(t *testing.T) {
+	dc := &dcv1.DeploymentConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop"},
+		Spec: dcv1.DeploymentConfigSpec{
+			Replicas: 2,
+			Selector: map[string]string{"app": "web"},
+			Template: &corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "web:2"}}},
+			},
+			Strategy: dcv1.DeploymentStrategy{Type: dcv1.DeploymentStrategyTypeRolling, RollingParams: &dcv1.RollingDeploymentStrategyParams{
+				TrafficRouting: &dcv1.TrafficRouting{StableService: "s", CanaryService: "c", GatewayAPI: &dcv1.GatewayAPIRouting{HTTPRoute: "web"}, ManagedRoutes: []dcv1.ManagedRoute{{Name: "beta"}}},
+				Steps: []dcv1.RollingStep{
+					{SetHeaderRoute: &dcv1.SetHeaderRoute{Name: "beta", Match: []dcv1.HeaderRoutingMatch{{HeaderName: "X-Beta", HeaderValue: dcv1.StringMatch{Exact: new("1")}}}}},
+					{SetCanaryScale: &dcv1.SetCanaryScale{Replicas: new(int32(1))}},
+					{SetWeight: new(int32(10))},
+				},
+			}},
+		},
+		Status: dcv1.DeploymentConfigStatus{LatestVersion: 2},
+	}
+	rc, err := deployment.New(dc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc.Annotations[dcv1.DeploymentStepAnnotation] = "3"
+	rc.Annotations[dcv1.DeploymentStepsAnnotation] = "3"
+	v := buildRollout(rc)
+	if !v.Routed {
+		t.Errorf("a canary with trafficRouting is not shown as routed")
+	}
+	var got []string
+	for _, s := range v.StepList {
+		got = append(got, s.Description)
+	}
+	want := []string{"setHeaderRoute beta", "setCanaryScale 1 pods", "setWeight 10%"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("steps %q, want %q", got, want)
 	}
 }

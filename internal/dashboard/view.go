@@ -141,6 +141,9 @@ type rolloutView struct {
 	// Terminal is true once the rollout ended: its step is where it
 	// stopped, not where it waits.
 	Terminal bool
+	// Routed is true for a canary with trafficRouting: its weight is a
+	// share of the requests, not of the pods.
+	Routed   bool
 	StepList []stepView
 }
 
@@ -279,6 +282,7 @@ func buildRollout(rc *corev1.ReplicationController) *rolloutView {
 	if err != nil || encoded.Spec.Strategy.RollingParams == nil {
 		return r
 	}
+	r.Routed = encoded.Spec.Strategy.RollingParams.TrafficRouting != nil
 	current, _ := strconv.Atoi(r.Step)
 	phase := deployment.Phase(rc)
 	for i, step := range encoded.Spec.Strategy.RollingParams.Steps {
@@ -312,9 +316,11 @@ func describeStep(step dcv1.RollingStep, dcName string) string {
 		}
 		return "analysis: " + strings.Join(names, ", ")
 	case step.SetCanaryScale != nil:
-		return "setCanaryScale"
+		return describeCanaryScale(step.SetCanaryScale)
+	case step.SetHeaderRoute != nil && len(step.SetHeaderRoute.Match) == 0:
+		return "setHeaderRoute " + step.SetHeaderRoute.Name + ": removed"
 	case step.SetHeaderRoute != nil:
-		return "setHeaderRoute"
+		return "setHeaderRoute " + step.SetHeaderRoute.Name
 	}
 	return "step"
 }
@@ -470,4 +476,15 @@ func configOf(rc *corev1.ReplicationController) []string {
 		out = append(out, e.Kind+"/"+e.Name+": "+copied)
 	}
 	return out
+}
+
+// describeCanaryScale says how a setCanaryScale step sizes the canary.
+func describeCanaryScale(s *dcv1.SetCanaryScale) string {
+	switch {
+	case s.Replicas != nil:
+		return fmt.Sprintf("setCanaryScale %d pods", *s.Replicas)
+	case s.Weight != nil:
+		return fmt.Sprintf("setCanaryScale %d%% of the pods", *s.Weight)
+	}
+	return "setCanaryScale matchTrafficWeight"
 }
