@@ -6,6 +6,25 @@ import (
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 )
 
+// routed gives a canary trafficRouting.
+func routed(dc *dcv1.DeploymentConfig) {
+	dc.Spec.Strategy.RollingParams.TrafficRouting = &dcv1.TrafficRouting{
+		StableService: "web-stable",
+		CanaryService: "web-canary",
+		GatewayAPI:    &dcv1.GatewayAPIRouting{HTTPRoute: "web"},
+	}
+}
+
+// TestRolloutStatusOfARoutedCanary: status says that a routed canary's
+// weight is a share of the requests.
+func TestRolloutStatusOfARoutedCanary(t *testing.T) {
+	runCases(t, []commandCase{{
+		name: "paused at a weight",
+		objs: progressive(func(dc *dcv1.DeploymentConfig) { canarySteps(dc); routed(dc) }, atStep2Paused),
+		args: []string{"rollout", "status", "web", "--watch=false"},
+	}})
+}
+
 // TestDescribeTraffic: describe shows a routed canary's Services, routes
 // and header routes, and its traffic steps.
 func TestDescribeTraffic(t *testing.T) {

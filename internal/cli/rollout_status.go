@@ -240,6 +240,9 @@ func progressiveState(dc *dcv1.DeploymentConfig, rc *corev1.ReplicationControlle
 			weight = "0"
 		}
 		where = fmt.Sprintf("rollout #%d at step %s of %s, weight %s%%", version, step, rc.Annotations[dcv1.DeploymentStepsAnnotation], weight)
+		if p := dc.Spec.Strategy.RollingParams; p != nil && p.TrafficRouting != nil {
+			where += " of the requests"
+		}
 	}
 	switch d := rc.Annotations[dcv1.DeploymentPauseDurationAnnotation]; {
 	case pausedSince == "":
