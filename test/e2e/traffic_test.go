@@ -290,3 +290,25 @@ func TestRoutedCanaryDeployerDeleted(t *testing.T) {
 	waitSelects(t, ns, "web-stable", "web-1")
 	waitScaled(t, ns, map[string]int32{"web-1": 4, "web-2": 0})
 }
+
+// dc-local serve, which runs dc-controller and the deployer pods, is killed
+// (as a crash of the node both run on) while a routed canary pauses at 10%
+// with a header route. The deployer's container is lost, so the rollout
+// fails; the controller that starts again puts the route back at 100%
+// stable and falls back. Not parallel: it kills the suite's server.
+func TestRoutedCanaryControllerAndDeployerKilled(t *testing.T) {
+	ns := routedNamespace(t, true)
+	createDC(t, ns, routedCanary(betaHeader, setWeight(10), pauseStep(0)))
+	requireComplete(t, ns, "web", 1)
+	rollNext(t, ns, 2)
+	waitPausedAt(t, ns, "web-2", 3)
+	waitRoute(t, ns, "web-stable=90 web-canary=10 admin=3 "+headerRoute)
+
+	killServer(t)
+
+	requirePhase(t, ns, "web", 2, dcv1.DeploymentPhaseFailed)
+	waitRoute(t, ns, restRoute)
+	waitSelects(t, ns, "web-canary", "web-1")
+	waitSelects(t, ns, "web-stable", "web-1")
+	waitScaled(t, ns, map[string]int32{"web-1": 4, "web-2": 0})
+}
