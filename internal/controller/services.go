@@ -68,10 +68,10 @@ func (r *DeploymentConfigReconciler) syncBlueGreenServices(ctx context.Context, 
 	if live == nil {
 		return nil
 	}
-	// rcs is oldest first: the newest deployment is the one that may run
-	// (an older one still running is being cancelled for it).
-	latest := rcs[len(rcs)-1]
-	running := !deployment.IsTerminal(deployment.Phase(latest))
+	latest, running, err := r.newestDeployment(ctx, dc, rcs)
+	if err != nil {
+		return err
+	}
 	active, allowed := live, []*corev1.ReplicationController(nil)
 	if running {
 		if latest.Annotations[dcv1.DeploymentSwitchedAnnotation] == dcv1.SwitchedTrial {
@@ -86,6 +86,31 @@ func (r *DeploymentConfigReconciler) syncBlueGreenServices(ctx context.Context, 
 		return nil
 	}
 	return r.pointService(ctx, dc, params.PreviewService, live, nil)
+}
+
+// newestDeployment returns the DeploymentConfig's newest deployment, the
+// one that may run (an older one still running is being cancelled for it),
+// and whether it runs. rcs (oldest first) come from the cache, which may
+// not hold the newest yet while the DeploymentConfig's status already
+// names it; then it is read from the API server, so that a sync that saw
+// the DeploymentConfig before its RC does not undo what a deployer already
+// working on it did to Services and routes.
+func (r *DeploymentConfigReconciler) newestDeployment(ctx context.Context, dc *dcv1.DeploymentConfig, rcs []*corev1.ReplicationController) (*corev1.ReplicationController, bool, error) {
+	latest := rcs[len(rcs)-1]
+	if deployment.Version(latest) >= dc.Status.LatestVersion {
+		return latest, !deployment.IsTerminal(deployment.Phase(latest)), nil
+	}
+	newest := &corev1.ReplicationController{}
+	key := types.NamespacedName{Namespace: dc.Namespace, Name: deployment.Name(dc.Name, dc.Status.LatestVersion)}
+	err := r.APIReader.Get(ctx, key, newest)
+	if apierrors.IsNotFound(err) {
+		// Not created yet: nothing runs until it is.
+		return latest, !deployment.IsTerminal(deployment.Phase(latest)), nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("get replicationcontroller %s: %w", key, err)
+	}
+	return newest, !deployment.IsTerminal(deployment.Phase(newest)), nil
 }
 
 // pointService makes the named Service select rc's pods, unless it

@@ -52,6 +52,9 @@ func TestSyncServices(t *testing.T) {
 		activeLabels            map[string]string
 		wantActive, wantPreview map[string]string // nil: left as it was
 		wantWrites              int
+		// cached is how many of rcs the cache holds (0: all); version is
+		// the DeploymentConfig's latestVersion (0: len(rcs)).
+		cached, version int
 	}{
 		{name: "first rollout not finished: untouched",
 			rcs: []rcSpec{{R, ""}}, active: map[string]string{"app": "web"}, preview: map[string]string{"app": "web"}},
@@ -91,12 +94,22 @@ func TestSyncServices(t *testing.T) {
 		{name: "running: never a third deployment",
 			rcs: []rcSpec{{C, ""}, {C, ""}, {R, ""}}, active: sel("web-1"), activeLabels: labelled,
 			wantActive: sel("web-2"), wantWrites: 1},
+		{name: "the cache lacks the running deployment: the deployer's preview is not undone",
+			rcs: []rcSpec{{C, ""}, {R, ""}}, cached: 1, active: sel("web-1"), activeLabels: labelled, preview: sel("web-2"),
+			wantActive: sel("web-1"), wantWrites: 0},
+		{name: "the newest deployment is not created yet: the live one serves",
+			rcs: []rcSpec{{C, ""}}, version: 2, active: sel("web-1"), activeLabels: labelled, preview: sel("web-0"),
+			wantActive: sel("web-1"), wantPreview: sel("web-1"), wantWrites: 1},
 		{name: "running after the final switch: the latest serves",
 			rcs: []rcSpec{{C, ""}, {R, dcv1.SwitchedFinal}}, active: sel("web-1"), activeLabels: labelled,
 			wantActive: sel("web-2"), wantWrites: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dc := blueGreenDC(int64(len(tc.rcs)))
+			version := tc.version
+			if version == 0 {
+				version = len(tc.rcs)
+			}
+			dc := blueGreenDC(int64(version))
 			var rcs []*corev1.ReplicationController
 			objects := []client.Object{}
 			for i, s := range tc.rcs {
@@ -112,6 +125,9 @@ func TestSyncServices(t *testing.T) {
 			objects = append(objects, service("web", tc.active, tc.activeLabels))
 			if tc.preview != nil {
 				objects = append(objects, service("web-preview", tc.preview, labelled))
+			}
+			if tc.cached > 0 {
+				rcs = rcs[:tc.cached]
 			}
 			r, c, writes := servicesReconciler(t, objects...)
 			if err := r.syncServices(t.Context(), dc, rcs); err != nil {

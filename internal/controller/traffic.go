@@ -44,8 +44,11 @@ func (r *DeploymentConfigReconciler) syncTraffic(ctx context.Context, dc *dcv1.D
 	if live == nil {
 		return nil
 	}
-	latest := rcs[len(rcs)-1]
-	if !deployment.IsTerminal(deployment.Phase(latest)) {
+	latest, running, err := r.newestDeployment(ctx, dc, rcs)
+	if err != nil {
+		return err
+	}
+	if running {
 		allowed := []*corev1.ReplicationController{live, latest}
 		if err := r.pointService(ctx, dc, tr.StableService, live, allowed); err != nil {
 			return err
