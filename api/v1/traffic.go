@@ -1,5 +1,7 @@
 package v1
 
+import "fmt"
+
 // TrafficRouting makes a canary's weights shares of the requests rather
 // than of the pods: the deployer sets the weights of a Gateway API route's
 // backendRefs, and the canary's pod count follows the weight (or
@@ -175,4 +177,15 @@ type StringMatch struct {
 	// +kubebuilder:validation:MaxLength=1024
 	// +optional
 	Regex *string `json:"regex,omitempty"`
+}
+
+// String says how the step sizes the canary, as logs and the CLI show it.
+func (s *SetCanaryScale) String() string {
+	switch {
+	case s.Replicas != nil:
+		return fmt.Sprintf("setCanaryScale %d pods", *s.Replicas)
+	case s.Weight != nil:
+		return fmt.Sprintf("setCanaryScale %d%% of the pods", *s.Weight)
+	}
+	return "setCanaryScale matchTrafficWeight"
 }

@@ -188,7 +188,7 @@ func describeSteps(d *describer, steps []dcv1.RollingStep) {
 			d.line(2, label, "analysis")
 			describeAnalysis(d, 3, st.Analysis)
 		case st.SetCanaryScale != nil:
-			d.line(2, label, describeCanaryScale(st.SetCanaryScale))
+			d.line(2, label, st.SetCanaryScale.String())
 		case st.SetHeaderRoute != nil:
 			d.line(2, label, describeHeaderRoute(st.SetHeaderRoute))
 		}
@@ -216,16 +216,6 @@ func describeTraffic(d *describer, tr *dcv1.TrafficRouting) {
 	for _, m := range tr.ManagedRoutes {
 		d.line(2, "Header route", m.Name)
 	}
-}
-
-func describeCanaryScale(s *dcv1.SetCanaryScale) string {
-	switch {
-	case s.Replicas != nil:
-		return fmt.Sprintf("setCanaryScale %d pods", *s.Replicas)
-	case s.Weight != nil:
-		return fmt.Sprintf("setCanaryScale %d%% of the pods", *s.Weight)
-	}
-	return "setCanaryScale matchTrafficWeight"
 }
 
 func describeHeaderRoute(h *dcv1.SetHeaderRoute) string {

@@ -316,7 +316,7 @@ func describeStep(step dcv1.RollingStep, dcName string) string {
 		}
 		return "analysis: " + strings.Join(names, ", ")
 	case step.SetCanaryScale != nil:
-		return describeCanaryScale(step.SetCanaryScale)
+		return step.SetCanaryScale.String()
 	case step.SetHeaderRoute != nil && len(step.SetHeaderRoute.Match) == 0:
 		return "setHeaderRoute " + step.SetHeaderRoute.Name + ": removed"
 	case step.SetHeaderRoute != nil:
@@ -476,15 +476,4 @@ func configOf(rc *corev1.ReplicationController) []string {
 		out = append(out, e.Kind+"/"+e.Name+": "+copied)
 	}
 	return out
-}
-
-// describeCanaryScale says how a setCanaryScale step sizes the canary.
-func describeCanaryScale(s *dcv1.SetCanaryScale) string {
-	switch {
-	case s.Replicas != nil:
-		return fmt.Sprintf("setCanaryScale %d pods", *s.Replicas)
-	case s.Weight != nil:
-		return fmt.Sprintf("setCanaryScale %d%% of the pods", *s.Weight)
-	}
-	return "setCanaryScale matchTrafficWeight"
 }

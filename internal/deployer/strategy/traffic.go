@@ -231,14 +231,7 @@ func describeStep(step dcv1.RollingStep) string {
 	case step.SetWeight != nil:
 		return fmt.Sprintf("setWeight %d%%", *step.SetWeight)
 	case step.SetCanaryScale != nil:
-		s := step.SetCanaryScale
-		switch {
-		case s.Replicas != nil:
-			return fmt.Sprintf("setCanaryScale %d replicas", *s.Replicas)
-		case s.Weight != nil:
-			return fmt.Sprintf("setCanaryScale %d%%", *s.Weight)
-		}
-		return "setCanaryScale matchTrafficWeight"
+		return step.SetCanaryScale.String()
 	case step.SetHeaderRoute != nil:
 		if len(step.SetHeaderRoute.Match) == 0 {
 			return "setHeaderRoute " + step.SetHeaderRoute.Name + " removed"
