@@ -2,7 +2,7 @@
 # Installs Debian's chromium, the headless browser the dashboard's browser
 # test (test/e2e/dashboard_test.go) drives through chromedp, when it is
 # missing. It needs root; without it, it says what is missing and how to get
-# it, and the test skips with the same words.
+# it, and the test fails with the same words.
 set -euo pipefail
 
 for cmd in chromium chromium-browser; do
