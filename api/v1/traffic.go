@@ -189,3 +189,12 @@ func (s *SetCanaryScale) String() string {
 	}
 	return "setCanaryScale matchTrafficWeight"
 }
+
+// String names the header route and says when the step removes it, as
+// logs and pages show it.
+func (h *SetHeaderRoute) String() string {
+	if len(h.Match) == 0 {
+		return "setHeaderRoute " + h.Name + ": removed"
+	}
+	return "setHeaderRoute " + h.Name
+}

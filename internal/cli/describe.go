@@ -220,7 +220,7 @@ func describeTraffic(d *describer, tr *dcv1.TrafficRouting) {
 
 func describeHeaderRoute(h *dcv1.SetHeaderRoute) string {
 	if len(h.Match) == 0 {
-		return "setHeaderRoute " + h.Name + ": removed"
+		return h.String()
 	}
 	var parts []string
 	for _, m := range h.Match {

@@ -317,10 +317,8 @@ func describeStep(step dcv1.RollingStep, dcName string) string {
 		return "analysis: " + strings.Join(names, ", ")
 	case step.SetCanaryScale != nil:
 		return step.SetCanaryScale.String()
-	case step.SetHeaderRoute != nil && len(step.SetHeaderRoute.Match) == 0:
-		return "setHeaderRoute " + step.SetHeaderRoute.Name + ": removed"
 	case step.SetHeaderRoute != nil:
-		return "setHeaderRoute " + step.SetHeaderRoute.Name
+		return step.SetHeaderRoute.String()
 	}
 	return "step"
 }

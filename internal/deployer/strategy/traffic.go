@@ -233,10 +233,7 @@ func describeStep(step dcv1.RollingStep) string {
 	case step.SetCanaryScale != nil:
 		return step.SetCanaryScale.String()
 	case step.SetHeaderRoute != nil:
-		if len(step.SetHeaderRoute.Match) == 0 {
-			return "setHeaderRoute " + step.SetHeaderRoute.Name + " removed"
-		}
-		return "setHeaderRoute " + step.SetHeaderRoute.Name
+		return step.SetHeaderRoute.String()
 	}
 	return "step"
 }
