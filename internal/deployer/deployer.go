@@ -50,8 +50,8 @@ type Options struct {
 	// Config is the API server's client configuration, used when Client is nil.
 	Config *rest.Config
 	// Dynamic reaches the Gateway API routes of trafficRouting. When nil,
-	// one is built from Config, if given; without either, a rollout with
-	// trafficRouting fails.
+	// one is built from Config unless Client is given; without one, a
+	// rollout with trafficRouting fails.
 	Dynamic dynamic.Interface
 
 	// Log receives diagnostics (not the rollout's log). Optional.
@@ -72,11 +72,7 @@ func Run(ctx context.Context, opts Options) error {
 	if opts.Out == nil {
 		opts.Out = io.Discard
 	}
-	client, err := newClient(opts)
-	if err != nil {
-		return err
-	}
-	routes, err := newDynamicClient(opts)
+	client, routes, err := newClients(opts)
 	if err != nil {
 		return err
 	}
@@ -94,16 +90,18 @@ func Run(ctx context.Context, opts Options) error {
 	return d.deploy(ctx)
 }
 
-// newClient returns the injected client or one of its own built from the
-// config. The config's rate limiter is dropped so that this run does not
-// share one with another in the same process, and requests that a
-// restarting API server refuses are retried.
-func newClient(opts Options) (kubernetes.Interface, error) {
+// newClients returns the injected clients, or clients of its own built
+// from the config and sharing one HTTP client. The config's rate limiter is
+// dropped so that this run does not share one with another in the same
+// process, and requests that a restarting API server refuses are retried.
+// The dynamic client, for trafficRouting's routes, is nil when a client is
+// injected without one.
+func newClients(opts Options) (kubernetes.Interface, dynamic.Interface, error) {
 	if opts.Client != nil {
-		return opts.Client, nil
+		return opts.Client, opts.Dynamic, nil
 	}
 	if opts.Config == nil {
-		return nil, errors.New("no API client and no client configuration given")
+		return nil, nil, errors.New("no API client and no client configuration given")
 	}
 	cfg := rest.CopyConfig(opts.Config)
 	cfg.RateLimiter = nil
@@ -111,30 +109,21 @@ func newClient(opts Options) (kubernetes.Interface, error) {
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = "dc-deploy"
 	}
-	client, err := kubernetes.NewForConfig(cfg)
+	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("build the API client: %w", err)
+		return nil, nil, fmt.Errorf("build the API client: %w", err)
 	}
-	return client, nil
-}
-
-// newDynamicClient returns the injected dynamic client or one built from
-// the config like newClient's; nil when there is neither.
-func newDynamicClient(opts Options) (dynamic.Interface, error) {
-	if opts.Dynamic != nil || opts.Config == nil {
-		return opts.Dynamic, nil
-	}
-	cfg := rest.CopyConfig(opts.Config)
-	cfg.RateLimiter = nil
-	cfg.Wrap(newRetryUnreachable)
-	if cfg.UserAgent == "" {
-		cfg.UserAgent = "dc-deploy"
-	}
-	client, err := dynamic.NewForConfig(cfg)
+	client, err := kubernetes.NewForConfigAndClient(cfg, httpClient)
 	if err != nil {
-		return nil, fmt.Errorf("build the API client for routes: %w", err)
+		return nil, nil, fmt.Errorf("build the API client: %w", err)
 	}
-	return client, nil
+	routes := opts.Dynamic
+	if routes == nil {
+		if routes, err = dynamic.NewForConfigAndClient(cfg, httpClient); err != nil {
+			return nil, nil, fmt.Errorf("build the API client for routes: %w", err)
+		}
+	}
+	return client, routes, nil
 }
 
 // deployer is one run of the deployer.

@@ -297,16 +297,16 @@ func TestRunHookDeadline(t *testing.T) {
 	}
 }
 
-func TestNewClient(t *testing.T) {
+func TestNewClients(t *testing.T) {
 	shared := flowcontrol.NewTokenBucketRateLimiter(1, 1)
 	cfg := &rest.Config{Host: "https://127.0.0.1:6443", RateLimiter: shared}
-	if _, err := newClient(Options{Config: cfg}); err != nil {
+	if _, _, err := newClients(Options{Config: cfg}); err != nil {
 		t.Fatal(err)
 	}
 	if cfg.RateLimiter != shared {
-		t.Error("newClient changed the caller's config")
+		t.Error("newClients changed the caller's config")
 	}
-	if _, err := newClient(Options{}); err == nil {
+	if _, _, err := newClients(Options{}); err == nil {
 		t.Error("no client and no config: want an error")
 	}
 }
