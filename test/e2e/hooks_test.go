@@ -47,7 +47,12 @@ func TestRecreateRunsPreMidAndPostHooksInOrder(t *testing.T) {
 			t.Errorf("hook pod %s is %s, want Succeeded", pod.Name, pod.Status.Phase)
 		}
 	}
-	dc := waitDC(t, ns, "web", "2 available replicas of rollout #2", settled(2))
+	// The replicas settle before the post hook ends, and the conditions
+	// follow the deployment's phase in a later sync: wait for both.
+	dc := waitDC(t, ns, "web", "2 available replicas of rollout #2, and its conditions", func(dc *dcv1.DeploymentConfig) bool {
+		return settled(2)(dc) && dc.Status.LatestVersion == 2 &&
+			hasCondition(dc, dcv1.DeploymentProgressing, corev1.ConditionTrue, dcv1.NewReplicationControllerAvailableReason)
+	})
 	if dc.Status.LatestVersion != 2 ||
 		!hasCondition(dc, dcv1.DeploymentAvailable, corev1.ConditionTrue, dcv1.MinimumReplicasAvailableReason) ||
 		!hasCondition(dc, dcv1.DeploymentProgressing, corev1.ConditionTrue, dcv1.NewReplicationControllerAvailableReason) {
