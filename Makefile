@@ -8,9 +8,9 @@ export PATH := $(BIN):$(PATH)
 GO_PACKAGES := ./...
 
 # The corpus of real OpenShift manifests lives beside the checkout
-# (../shared/compat); a clone elsewhere on the same machine finds it at its
-# usual place.
-DC_COMPAT_DIR ?= $(firstword $(wildcard $(CURDIR)/../shared/compat /work/shared/compat))
+# (../shared/compat). A clone nested deeper finds it beside the nearest
+# ancestor that has one; DC_COMPAT_DIR names it anywhere else.
+DC_COMPAT_DIR ?= $(shell d='$(CURDIR)'; while [ "$$d" != / ]; do d=$$(dirname "$$d"); if [ -d "$$d/shared/compat" ]; then echo "$$d/shared/compat"; break; fi; done)
 export DC_COMPAT_DIR
 # Unit tests: everything except the suites that need a cluster.
 UNIT_PACKAGES = $(shell go list ./... | grep -Ev "/test/(integration|e2e|chaos|security|node)(/|$$)")
@@ -79,8 +79,9 @@ test-e2e: tools build ## End-to-end tests on kwok, with the dashboard's browser 
 	DC_BIN=$(BIN) go test -count=1 -timeout 20m ./test/e2e/...
 
 .PHONY: test-chaos
-test-chaos: tools build ## A short round of every chaos scenario (make chaos runs the long one).
-	DC_BIN=$(BIN) go test -count=1 -short -timeout 15m ./test/chaos/
+test-chaos: tools build ## A short round of every chaos scenario, in each deployer mode (make chaos runs the long one).
+	DC_BIN=$(BIN) go test -count=1 -short -timeout 15m ./test/chaos/ -args -deployer-mode=pod
+	DC_BIN=$(BIN) go test -count=1 -short -timeout 15m ./test/chaos/ -args -deployer-mode=controller-when-possible
 
 .PHONY: test-security
 test-security: tools build ## Pod Security, RBAC and forbidden-user tests on a playground cluster.
@@ -96,8 +97,10 @@ test-node: tools-node build ## End-to-end tests on a real node (kubelet, contain
 	DC_BIN=$(BIN) go test -count=1 -timeout 25m ./test/node/
 
 .PHONY: chaos
-chaos: tools build ## Every chaos scenario at full size, CHAOS_COUNT rounds each; ends with the counts.
-	hack/chaos.sh
+# Both deployer modes run even when the first fails, each ending with its
+# counts; the target fails when either did.
+chaos: tools build ## Every chaos scenario at full size, CHAOS_COUNT rounds each, in each deployer mode; ends with each mode's counts.
+	hack/chaos.sh -deployer-mode=pod; pod=$$?; hack/chaos.sh -deployer-mode=controller-when-possible && exit $$pod
 
 ##@ Benchmark
 

@@ -136,6 +136,31 @@ const (
 	// watch of Services selects on it.
 	ServiceOfLabel = KeyPrefix + "service-of"
 
+	// DeployerModeAnnotation on a DeploymentConfig overrides dc-controller's
+	// --deployer-mode for its rollouts: DeployerModePod or
+	// DeployerModeControllerWhenPossible.
+	DeployerModeAnnotation = KeyPrefix + "deployer-mode"
+	// DeployerModePod runs every rollout in a deployer pod, as OpenShift does.
+	DeployerModePod = "pod"
+	// DeployerModeControllerWhenPossible runs a rollout that needs no
+	// container of its own (no Custom strategy, no execNewPod hook) inside
+	// the leading dc-controller, and every other rollout in a deployer pod.
+	DeployerModeControllerWhenPossible = "controller-when-possible"
+	// DeploymentRunnerAnnotation on a deployment (RC) says that
+	// dc-controller, not a deployer pod, runs its rollout: its value is then
+	// DeploymentRunnerController. Absent for a rollout run by a deployer pod.
+	DeploymentRunnerAnnotation = KeyPrefix + "deployment.runner"
+	// DeploymentRunnerController is DeploymentRunnerAnnotation's value.
+	DeploymentRunnerController = "controller"
+	// DeploymentRunnerStartedAnnotation holds when (RFC 3339) dc-controller
+	// started the rollout, for its activeDeadlineSeconds, which a deployer
+	// pod counts from its own start.
+	DeploymentRunnerStartedAnnotation = KeyPrefix + "deployment.runner-started"
+	// DeploymentLogAnnotation holds the log of a rollout dc-controller ran
+	// (the lines dc-deploy prints in a deployer pod), its last 16 KiB: the
+	// deployment keeps it as a deployer pod keeps its log.
+	DeploymentLogAnnotation = KeyPrefix + "deployment.log"
+
 	// DeployerPodIgnoreAnnotation on a DeploymentConfig makes the controller
 	// create its ReplicationControllers but never a deployer pod.
 	DeployerPodIgnoreAnnotation = KeyPrefix + "deployer-pod.ignore"

@@ -36,13 +36,14 @@ func main() {
 
 func run() error {
 	var (
-		opts       controller.Options
-		kubeconfig string
-		namespaces string
-		qps        float64
-		burst      int
-		allowNets  string
-		denyNets   string
+		opts         controller.Options
+		kubeconfig   string
+		namespaces   string
+		qps          float64
+		burst        int
+		allowNets    string
+		denyNets     string
+		deployerMode string
 	)
 	fs := flag.NewFlagSet("dc-controller", flag.ContinueOnError)
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "Path to a kubeconfig; empty means in-cluster or $KUBECONFIG.")
@@ -62,6 +63,8 @@ func run() error {
 	fs.StringVar(&allowNets, strings.TrimPrefix(registry.AllowNetworksFlag, "--"), "", "Comma-separated CIDRs that image-trigger registry requests may connect to although they are loopback, link-local or private (refused by default: a trigger's registry is user input); e.g. the CIDR of an in-cluster registry.")
 	fs.StringVar(&denyNets, "deny-registry-networks", "", "Comma-separated CIDRs image-trigger registry requests never connect to, over --allow-registry-networks: e.g. a cluster's service or pod range outside the private ranges.")
 	fs.StringVar(&opts.PprofAddr, "pprof-bind-address", "0", "Address of net/http/pprof (profiles of CPU, heap, goroutines); 0 turns it off.")
+	fs.StringVar(&deployerMode, "deployer-mode", string(controller.DeployerModePod), "Where rollouts run: pod (a deployer pod each, as OpenShift does) or controller-when-possible (in the leading dc-controller when the rollout needs no container: no Custom strategy, customParams or execNewPod hook). A DeploymentConfig's deployconfig.io/deployer-mode annotation overrides it.")
+	fs.IntVar(&opts.MaxControllerRollouts, "max-controller-rollouts", controller.DefaultMaxControllerRollouts, "How many rollouts the leader runs in itself at once; more wait (New) for a free slot.")
 	fs.BoolVar(&opts.LeaderElection, "leader-elect", false, "Elect one active replica through a Lease.")
 	fs.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the pod's namespace).")
 	zapOpts := zap.Options{}
@@ -76,6 +79,12 @@ func run() error {
 	}
 	if opts.RegistryNetworks.Deny, err = registry.ParseNetworks("--deny-registry-networks", denyNets); err != nil {
 		return err
+	}
+	if opts.DeployerMode, err = controller.ParseDeployerMode("--deployer-mode", deployerMode); err != nil {
+		return err
+	}
+	if opts.MaxControllerRollouts < 1 {
+		return fmt.Errorf("--max-controller-rollouts: %d is not a positive number of rollouts", opts.MaxControllerRollouts)
 	}
 
 	loading := clientcmd.NewDefaultClientConfigLoadingRules()

@@ -177,9 +177,28 @@ func TestLogs(t *testing.T) {
 		rc1 := objs[1].(*corev1.ReplicationController)
 		return append(objs, newDeployerPod(rc3, "", corev1.PodRunning), newDeployerPod(rc1, "", corev1.PodSucceeded))
 	}
+	// Rollouts 3 (running) and 1 (complete) ran in dc-controller, which
+	// keeps their log on the RC.
+	inController := func(t *testing.T) []runtime.Object {
+		objs := history3(dcv1.DeploymentPhaseRunning)(t)
+		for i, log := range map[int]string{1: "--> Scaling web-1 to 3\n--> Success\n", 3: "--> Waiting for promotion\n"} {
+			rc := objs[i].(*corev1.ReplicationController)
+			rc.Annotations[dcv1.DeploymentRunnerAnnotation] = dcv1.DeploymentRunnerController
+			rc.Annotations[dcv1.DeploymentLogAnnotation] = log
+		}
+		return objs
+	}
 	runCases(t, []commandCase{{
 		name: "latest",
 		objs: withPods,
+		args: []string{"logs", "web"},
+	}, {
+		name: "run in the controller, complete",
+		objs: inController,
+		args: []string{"logs", "web", "--version", "1"},
+	}, {
+		name: "run in the controller, running",
+		objs: inController,
 		args: []string{"logs", "web"},
 	}, {
 		name: "a version, followed",

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 
+	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/deployment"
 )
 
@@ -28,7 +31,9 @@ func newLogsCommand(a *app) *cobra.Command {
 		Use:   "logs NAME [--version N] [-f]",
 		Short: "Print the deployer log of a rollout",
 		Long: `Print the log of the deployer pod of the latest rollout, or of --version N:
-the strategy's steps and the output of its hook pods.`,
+the strategy's steps and the output of its hook pods. A rollout dc-controller
+ran in itself (--deployer-mode controller-when-possible) has no pod: its log,
+the same lines, is kept on its ReplicationController (last 16 KiB).`,
 		Example: `  kubectl dc logs web
   kubectl dc logs web --version 2
   kubectl dc logs web -f`,
@@ -74,11 +79,85 @@ func (a *app) logs(ctx context.Context, name string, opts logsOptions) error {
 	if err != nil {
 		return fmt.Errorf("get rollout #%d of deploymentconfig %q: %w", version, dc.Name, err)
 	}
+	if runsInController(rc) {
+		return a.keptLog(ctx, c, rc, opts.follow)
+	}
 	pod, err := a.deployerPod(ctx, c, rc, opts.follow)
+	var moved ranInController
+	if errors.As(err, &moved) {
+		return a.keptLog(ctx, c, moved.rc, opts.follow)
+	}
 	if err != nil {
 		return err
 	}
 	return a.streamLog(ctx, c, pod, opts.follow)
+}
+
+// runsInController reports whether dc-controller, not a deployer pod, runs
+// (or ran) the deployment's rollout.
+func runsInController(rc *corev1.ReplicationController) bool {
+	return rc.Annotations[dcv1.DeploymentRunnerAnnotation] == dcv1.DeploymentRunnerController
+}
+
+// ranInController: a follower waiting for a deployer pod saw the controller
+// take the rollout.
+type ranInController struct{ rc *corev1.ReplicationController }
+
+func (ranInController) Error() string { return "the rollout runs in dc-controller" }
+
+// keptLog prints the log dc-controller keeps on a deployment whose rollout
+// it ran; with follow it prints what is added until the rollout ends.
+// The controller writes the log when the rollout ends and when it has
+// waited a while (see DESIGN §3), so a follower sees it in those steps.
+func (a *app) keptLog(ctx context.Context, c *Clients, rc *corev1.ReplicationController, follow bool) error {
+	printed := ""
+	for {
+		text := rc.Annotations[dcv1.DeploymentLogAnnotation]
+		if rest, ok := strings.CutPrefix(text, printed); ok {
+			fmt.Fprint(a.Streams.Out, rest)
+		} else {
+			fmt.Fprint(a.Streams.Out, text)
+		}
+		printed = text
+		if deployment.IsTerminal(deployment.Phase(rc)) {
+			return nil
+		}
+		if !follow {
+			fmt.Fprintf(a.Streams.ErrOut, "rollout #%d is running in dc-controller: its log is kept on %s when it waits or ends (-f follows it)\n", deployment.Version(rc), rc.Name)
+			return nil
+		}
+		next, err := a.nextRC(ctx, c, rc)
+		if err != nil {
+			return err
+		}
+		rc = next
+	}
+}
+
+// nextRC waits for the deployment to change and returns it.
+func (a *app) nextRC(ctx context.Context, c *Clients, rc *corev1.ReplicationController) (*corev1.ReplicationController, error) {
+	rcs := c.Kube.CoreV1().ReplicationControllers(rc.Namespace)
+	w, err := rcs.Watch(ctx, metav1.ListOptions{
+		FieldSelector:   fields.OneTermEqualSelector("metadata.name", rc.Name).String(),
+		ResourceVersion: rc.ResourceVersion,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("watch %s: %w", rc.Name, err)
+	}
+	defer w.Stop()
+	select {
+	case <-ctx.Done():
+		return nil, fmt.Errorf("following the log of %s: %w", rc.Name, ctx.Err())
+	case <-w.ResultChan():
+	}
+	fresh, err := rcs.Get(ctx, rc.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("rollout #%d (%s) no longer exists", deployment.Version(rc), rc.Name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get %s: %w", rc.Name, err)
+	}
+	return fresh, nil
 }
 
 // deployerPod returns the deployment's deployer pod; with follow it waits
@@ -109,6 +188,11 @@ func (a *app) deployerPod(ctx context.Context, c *Clients, rc *corev1.Replicatio
 		fresh, err := c.Kube.CoreV1().ReplicationControllers(rc.Namespace).Get(ctx, rc.Name, metav1.GetOptions{})
 		if err == nil {
 			rc = fresh
+		}
+		if runsInController(rc) {
+			podWatch.Stop()
+			rcWatch.Stop()
+			return nil, ranInController{rc: rc}
 		}
 		pod, done, err := a.readyDeployerPod(ctx, c, rc, true)
 		if !done && err == nil {

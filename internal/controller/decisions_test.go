@@ -324,24 +324,37 @@ func TestPhasePatch(t *testing.T) {
 		dcv1.DeploymentPhaseAnnotation: "Running", dcv1.DeployerPodCreateFailingSinceAnnotation: "x",
 	}}}
 	legacy := &corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Name: "web-1", ResourceVersion: "7"}}
+	log, runner := "--> Success\n", dcv1.DeploymentRunnerController
+	inController := &corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Name: "web-1", Annotations: map[string]string{
+		dcv1.DeploymentPhaseAnnotation: "Running", dcv1.DeployerPodAnnotation: "web-1-deploy",
+	}}}
 	cases := []struct {
 		name   string
 		rc     *corev1.ReplicationController
 		reason string
+		extra  map[string]*string
 		want   string
 	}{
-		{"tests the phase it moves from", rc, "deployer pod failed",
+		{"writes and removes extra annotations in the same patch, in key order", inController, "", map[string]*string{
+			dcv1.DeploymentLogAnnotation: &log, dcv1.DeploymentRunnerAnnotation: &runner,
+			dcv1.DeployerPodAnnotation: nil, dcv1.DeploymentCancelledAnnotation: nil,
+		}, `[{"op":"test","path":"/metadata/annotations/deployconfig.io~1deployment.phase","value":"Running"},` +
+			`{"op":"add","path":"/metadata/annotations/deployconfig.io~1deployment.phase","value":"Failed"},` +
+			`{"op":"remove","path":"/metadata/annotations/deployconfig.io~1deployer-pod.name"},` +
+			`{"op":"add","path":"/metadata/annotations/deployconfig.io~1deployment.log","value":"--\u003e Success\n"},` +
+			`{"op":"add","path":"/metadata/annotations/deployconfig.io~1deployment.runner","value":"controller"}]`},
+		{"tests the phase it moves from", rc, "deployer pod failed", nil,
 			`[{"op":"test","path":"/metadata/annotations/deployconfig.io~1deployment.phase","value":"Running"},` +
 				`{"op":"add","path":"/metadata/annotations/deployconfig.io~1deployment.phase","value":"Failed"},` +
 				`{"op":"add","path":"/metadata/annotations/deployconfig.io~1deployment.status-reason","value":"deployer pod failed"},` +
 				`{"op":"remove","path":"/metadata/annotations/deployconfig.io~1deployer-pod.create-failing-since"}]`},
-		{"an RC without annotations is guarded by its version", legacy, "",
+		{"an RC without annotations is guarded by its version", legacy, "", nil,
 			`[{"op":"test","path":"/metadata/resourceVersion","value":"7"},{"op":"add","path":"/metadata/annotations","value":{}},` +
 				`{"op":"add","path":"/metadata/annotations/deployconfig.io~1deployment.phase","value":"Failed"}]`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			patch, err := phasePatch(tc.rc, dcv1.DeploymentPhaseFailed, tc.reason)
+			patch, err := phasePatch(tc.rc, dcv1.DeploymentPhaseFailed, tc.reason, tc.extra)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -31,6 +33,9 @@ const (
 	// EventUnknownPhase: the RC's phase annotation holds a value
 	// deployconfig never writes (someone edited it); the deployment fails.
 	EventUnknownPhase = "UnknownDeploymentPhase"
+	// EventInvalidDeployerMode: the DeploymentConfig's deployer-mode
+	// annotation holds no mode; the rollout runs in the controller's mode.
+	EventInvalidDeployerMode = "InvalidDeployerMode"
 )
 
 // Status reasons the deployer controller records on a failed deployment.
@@ -40,6 +45,10 @@ const (
 	reasonDeployerPodFailed     = "deployer pod failed"
 	reasonDeployerPodConflict   = "a pod named %q already exists and belongs to another deployment"
 	reasonUnknownPhase          = "unknown phase %q in annotation %s (expected New, Pending, Running, Complete or Failed)"
+	// A rollout dc-controller runs in itself fails with the deployer's
+	// error, as dc-deploy prints it in a pod's log.
+	reasonDeployerFailed   = "deployer failed: %v"
+	reasonDeadlineExceeded = "deployer exceeded its active deadline"
 )
 
 // podByDeployment indexes deployer and hook pods by their deployment (RC).
@@ -71,16 +80,26 @@ type DeployerReconciler struct {
 	created recentCreates
 	// finished counts the rollouts this controller finishes (metrics.go).
 	finished *prometheus.CounterVec
+	// Mode says where rollouts run, unless a DeploymentConfig says
+	// otherwise; runner runs those that run in the controller.
+	Mode   DeployerMode
+	runner *rolloutRunner
 }
 
 // Reconcile syncs one deployment.
 func (r *DeployerReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	rc := &corev1.ReplicationController{}
 	if err := r.Client.Get(ctx, req.NamespacedName, rc); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.runner.forget(req.NamespacedName)
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if rc.Labels[dcv1.DeploymentConfigLabel] == "" || rc.DeletionTimestamp != nil {
 		return reconcile.Result{}, nil
+	}
+	if runInController(rc) && deployerStepOf(rc) == stepActive {
+		return r.syncInController(ctx, rc)
 	}
 	pod, err := r.deployerPod(ctx, rc)
 	if err != nil {
@@ -178,6 +197,14 @@ func (r *DeployerReconciler) syncNew(ctx context.Context, rc *corev1.Replication
 	}
 	if _, ignore := dc.Annotations[dcv1.DeployerPodIgnoreAnnotation]; ignore {
 		return reconcile.Result{}, nil
+	}
+	inController, err := runsInController(r.Mode, dc)
+	if err != nil {
+		r.Recorder.Eventf(rc, nil, corev1.EventTypeWarning, EventInvalidDeployerMode, "Deploy",
+			"%v; the rollout runs in dc-controller's mode, %s", err, r.Mode)
+	}
+	if inController && r.runner != nil {
+		return r.startInController(ctx, rc, dc)
 	}
 	pod = deployerPod(rc, dc, r.DeployerImage)
 	err = r.Client.Create(ctx, pod)
@@ -373,6 +400,10 @@ func podFailureReason(pod *corev1.Pod) string {
 // finishCancel stops a cancelled deployment: it deletes the deployer and
 // hook pods and, once they are gone, fails the deployment.
 func (r *DeployerReconciler) finishCancel(ctx context.Context, rc *corev1.ReplicationController) error {
+	run, err := r.runner.stop(ctx, rc)
+	if err != nil {
+		return err
+	}
 	pods := &corev1.PodList{}
 	if err := r.Client.List(ctx, pods, client.InNamespace(rc.Namespace), client.MatchingFields{podByDeployment: rc.Name}); err != nil {
 		return fmt.Errorf("list deployer pods of %s/%s: %w", rc.Namespace, rc.Name, err)
@@ -394,7 +425,7 @@ func (r *DeployerReconciler) finishCancel(ctx context.Context, rc *corev1.Replic
 	if reason == "" {
 		reason = dcv1.DeploymentCancelledByUser
 	}
-	if err := r.setPhase(ctx, rc, dcv1.DeploymentPhaseFailed, reason); err != nil {
+	if err := r.setPhaseWith(ctx, rc, dcv1.DeploymentPhaseFailed, reason, run.logAnnotation()); err != nil {
 		return err
 	}
 	r.Recorder.Eventf(rc, nil, corev1.EventTypeNormal, EventRolloutCancelled, "Cancel", "Rollout for %q cancelled: %s", rc.Name, reason)
@@ -404,6 +435,8 @@ func (r *DeployerReconciler) finishCancel(ctx context.Context, rc *corev1.Replic
 // syncTerminal tidies a finished deployment: a cancel that arrived after
 // success is dropped, and a test deployment is scaled to zero.
 func (r *DeployerReconciler) syncTerminal(ctx context.Context, rc *corev1.ReplicationController) error {
+	// Its outcome is recorded: the run, if it ran here, can go.
+	r.runner.forget(client.ObjectKeyFromObject(rc))
 	if deployment.Phase(rc) == dcv1.DeploymentPhaseComplete && deployment.IsCancelled(rc) {
 		patch := client.MergeFrom(rc.DeepCopy())
 		delete(rc.Annotations, dcv1.DeploymentCancelledAnnotation)
@@ -428,7 +461,13 @@ func (r *DeployerReconciler) syncTerminal(ctx context.Context, rc *corev1.Replic
 
 // fail moves the deployment to Failed with a reason.
 func (r *DeployerReconciler) fail(ctx context.Context, rc *corev1.ReplicationController, reason string) error {
-	if err := r.setPhase(ctx, rc, dcv1.DeploymentPhaseFailed, reason); err != nil {
+	return r.failWith(ctx, rc, reason, nil)
+}
+
+// failWith moves the deployment to Failed with a reason, writing extra
+// annotations with the phase (see setPhaseWith).
+func (r *DeployerReconciler) failWith(ctx context.Context, rc *corev1.ReplicationController, reason string, extra map[string]*string) error {
+	if err := r.setPhaseWith(ctx, rc, dcv1.DeploymentPhaseFailed, reason, extra); err != nil {
 		return err
 	}
 	r.Recorder.Eventf(rc, nil, corev1.EventTypeWarning, EventDeploymentFailed, "Deploy", "Deployment %q failed: %s", rc.Name, reason)
@@ -441,11 +480,17 @@ func (r *DeployerReconciler) fail(ctx context.Context, rc *corev1.ReplicationCon
 // retry) made meanwhile, yet does not fail on unrelated changes to the RC
 // (its status, other annotations) as a resourceVersion check would.
 func (r *DeployerReconciler) setPhase(ctx context.Context, rc *corev1.ReplicationController, phase dcv1.DeploymentPhase, reason string) error {
+	return r.setPhaseWith(ctx, rc, phase, reason, nil)
+}
+
+// setPhaseWith is setPhase writing extra annotations in the same patch: a
+// value sets one, nil removes one that is there.
+func (r *DeployerReconciler) setPhaseWith(ctx context.Context, rc *corev1.ReplicationController, phase dcv1.DeploymentPhase, reason string, extra map[string]*string) error {
 	current := deployment.Phase(rc)
 	if current == phase || !deployment.CanTransition(current, phase) {
 		return nil
 	}
-	patch, err := phasePatch(rc, phase, reason)
+	patch, err := phasePatch(rc, phase, reason, extra)
 	if err != nil {
 		return err
 	}
@@ -461,8 +506,8 @@ func (r *DeployerReconciler) setPhase(ctx context.Context, rc *corev1.Replicatio
 	return nil
 }
 
-// phasePatch builds the JSON patch of setPhase.
-func phasePatch(rc *corev1.ReplicationController, phase dcv1.DeploymentPhase, reason string) (client.Patch, error) {
+// phasePatch builds the JSON patch of setPhaseWith.
+func phasePatch(rc *corev1.ReplicationController, phase dcv1.DeploymentPhase, reason string, extra map[string]*string) (client.Patch, error) {
 	path := func(key string) string {
 		return "/metadata/annotations/" + strings.ReplaceAll(strings.ReplaceAll(key, "~", "~0"), "/", "~1")
 	}
@@ -488,6 +533,14 @@ func phasePatch(rc *corev1.ReplicationController, phase dcv1.DeploymentPhase, re
 	}
 	if _, ok := rc.Annotations[dcv1.DeployerPodCreateFailingSinceAnnotation]; ok {
 		ops = append(ops, op{Op: "remove", Path: path(dcv1.DeployerPodCreateFailingSinceAnnotation)})
+	}
+	for _, key := range slices.Sorted(maps.Keys(extra)) {
+		switch _, ok := rc.Annotations[key]; {
+		case extra[key] != nil:
+			ops = append(ops, op{Op: "add", Path: path(key), Value: *extra[key]})
+		case ok:
+			ops = append(ops, op{Op: "remove", Path: path(key)})
+		}
 	}
 	data, err := json.Marshal(ops)
 	if err != nil {

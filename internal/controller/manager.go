@@ -6,10 +6,12 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -75,6 +77,12 @@ type Options struct {
 	// RolloutLimits cap how many rollouts run at once; the zero value
 	// caps nothing.
 	RolloutLimits RolloutLimits
+	// DeployerMode says where rollouts run (a DeploymentConfig's
+	// deployer-mode annotation overrides it); empty means DeployerModePod.
+	DeployerMode DeployerMode
+	// MaxControllerRollouts bounds the rollouts run in the controller at
+	// once; zero means DefaultMaxControllerRollouts.
+	MaxControllerRollouts int
 }
 
 // LeaderElectionID names the Lease replicas of dc-controller elect through.
@@ -105,6 +113,12 @@ func NewManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	}
 	if opts.SnapshotSecretInterval <= 0 {
 		opts.SnapshotSecretInterval = DefaultSnapshotSecretInterval
+	}
+	if opts.DeployerMode == "" {
+		opts.DeployerMode = DeployerModePod
+	}
+	if _, err := ParseDeployerMode("deployer mode", string(opts.DeployerMode)); err != nil {
+		return nil, err
 	}
 	scheme, err := NewScheme()
 	if err != nil {
@@ -299,14 +313,24 @@ func setup(mgr manager.Manager, opts Options) error {
 	if err != nil {
 		return err
 	}
+	// Always there: a DeploymentConfig's annotation may ask for it
+	// whatever the controller's mode.
+	runner, err := newRolloutRunner(mgr.GetConfig(), opts.MaxControllerRollouts, mgr.GetLogger().WithName("rollouts"))
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(runner); err != nil {
+		return fmt.Errorf("add the rollout runner: %w", err)
+	}
 	deployerReconciler := &DeployerReconciler{
 		Client: deployerClient, APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: opts.Clock,
-		DeployerImage: opts.DeployerImage, access: access,
+		DeployerImage: opts.DeployerImage, access: access, Mode: opts.DeployerMode, runner: runner,
 	}
 	err = ctrl.NewControllerManagedBy(mgr).
 		Named("deployer").
 		Watches(&corev1.ReplicationController{}, enqueueByPriority(requestFor, priorities.deployment)).
 		Watches(&corev1.Pod{}, enqueueByPriority(deploymentOfPod, priorities.deployment)).
+		WatchesRawSource(source.Channel(runner.wake, &handler.EnqueueRequestForObject{})).
 		WithOptions(workerOptions(mgr, "deployer", corev1.SchemeGroupVersion.WithKind("ReplicationController"), opts.Workers)).
 		Complete(deployerReconciler)
 	if err != nil {
@@ -339,6 +363,14 @@ func setup(mgr manager.Manager, opts Options) error {
 	deployerReconciler.finished = collector.finished
 	if err := metrics.Registry.Register(collector); err != nil {
 		return fmt.Errorf("register metrics: %w", err)
+	}
+	if err := metrics.Registry.Register(runner.inFlight); err != nil {
+		// A second manager in one process (tests) shares the first's gauge.
+		var registered prometheus.AlreadyRegisteredError
+		if !errors.As(err, &registered) {
+			return fmt.Errorf("register metrics: %w", err)
+		}
+		runner.inFlight = registered.ExistingCollector.(prometheus.Gauge)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err

@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/flowcontrol"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/deployer/hook"
@@ -53,6 +54,11 @@ type Options struct {
 	// one is built from Config unless Client is given; without one, a
 	// rollout with trafficRouting fails.
 	Dynamic dynamic.Interface
+
+	// Started is when the rollout started, for the strategy's
+	// activeDeadlineSeconds. Zero means the deployer pod's start time, read
+	// from the API server; a rollout dc-controller runs has no pod.
+	Started time.Time
 
 	// Log receives diagnostics (not the rollout's log). Optional.
 	Log logr.Logger
@@ -86,16 +92,15 @@ func Run(ctx context.Context, opts Options) error {
 		out:       opts.Out,
 		scaler:    scaler.New(client, opts.Namespace),
 		now:       time.Now,
+		started:   opts.Started,
 	}
 	return d.deploy(ctx)
 }
 
 // newClients returns the injected clients, or clients of its own built
-// from the config and sharing one HTTP client. The config's rate limiter is
-// dropped so that this run does not share one with another in the same
-// process, and requests that a restarting API server refuses are retried.
-// The dynamic client, for trafficRouting's routes, is nil when a client is
-// injected without one.
+// from the config. The config's rate limiter is dropped so that this run
+// does not share one with another in the same process. The dynamic client,
+// for trafficRouting's routes, is nil when a client is injected without one.
 func newClients(opts Options) (kubernetes.Interface, dynamic.Interface, error) {
 	if opts.Client != nil {
 		return opts.Client, opts.Dynamic, nil
@@ -105,9 +110,21 @@ func newClients(opts Options) (kubernetes.Interface, dynamic.Interface, error) {
 	}
 	cfg := rest.CopyConfig(opts.Config)
 	cfg.RateLimiter = nil
+	return NewClients(cfg)
+}
+
+// NewClients returns the typed and dynamic clients a deployer needs, built
+// from cfg and sharing one HTTP client and one rate limiter (cfg's, or one
+// made from its QPS and burst). Requests that a restarting API server
+// refuses are retried.
+func NewClients(cfg *rest.Config) (kubernetes.Interface, dynamic.Interface, error) {
+	cfg = rest.CopyConfig(cfg)
 	cfg.Wrap(newRetryUnreachable)
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = "dc-deploy"
+	}
+	if cfg.RateLimiter == nil && cfg.QPS > 0 {
+		cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, max(cfg.Burst, 1))
 	}
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
@@ -117,11 +134,9 @@ func newClients(opts Options) (kubernetes.Interface, dynamic.Interface, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("build the API client: %w", err)
 	}
-	routes := opts.Dynamic
-	if routes == nil {
-		if routes, err = dynamic.NewForConfigAndClient(cfg, httpClient); err != nil {
-			return nil, nil, fmt.Errorf("build the API client for routes: %w", err)
-		}
+	routes, err := dynamic.NewForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return nil, nil, fmt.Errorf("build the API client for routes: %w", err)
 	}
 	return client, routes, nil
 }
@@ -137,6 +152,8 @@ type deployer struct {
 	out       io.Writer
 	scaler    *scaler.Scaler
 	now       func() time.Time
+	// started, when set, is when the rollout started (see Options.Started).
+	started time.Time
 }
 
 // deploy loads the deployment and its configuration, clears the way, and
@@ -288,8 +305,12 @@ func (d *deployer) rolloutDeadline(ctx context.Context, to *corev1.ReplicationCo
 	return start.Add(time.Duration(budget) * time.Second), nil
 }
 
-// startTime is when the deployer pod started.
+// startTime is when the deployer pod started, or the rollout when no pod
+// runs it.
 func (d *deployer) startTime(ctx context.Context, to *corev1.ReplicationController) (time.Time, error) {
+	if !d.started.IsZero() {
+		return d.started, nil
+	}
 	name := to.Annotations[dcv1.DeployerPodAnnotation]
 	if name == "" {
 		name = deployment.DeployerPodName(to.Name)

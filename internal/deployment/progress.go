@@ -8,12 +8,16 @@ import (
 
 // IsProgressAnnotation reports whether key records how far a rollout went
 // through its strategy: the canary step, the weight, a pause and why, a
-// promote request, the blue-green switch, an analysis outcome.
+// promote request, the blue-green switch, an analysis outcome, and for a
+// rollout dc-controller ran, that it did and its log.
 func IsProgressAnnotation(key string) bool {
 	switch key {
 	case dcv1.DeploymentStepAnnotation, dcv1.DeploymentStepsAnnotation, dcv1.DeploymentWeightAnnotation,
 		dcv1.DeploymentPausedSinceAnnotation, dcv1.DeploymentPauseDurationAnnotation, dcv1.DeploymentPauseReasonAnnotation,
-		dcv1.PromoteRequestAnnotation, dcv1.DeploymentSwitchedAnnotation:
+		dcv1.PromoteRequestAnnotation, dcv1.DeploymentSwitchedAnnotation,
+		// Where and since when the last attempt ran, and its log: a
+		// retry decides afresh, as its new deployer pod has a log of its own.
+		dcv1.DeploymentRunnerAnnotation, dcv1.DeploymentRunnerStartedAnnotation, dcv1.DeploymentLogAnnotation:
 		return true
 	}
 	return strings.HasPrefix(key, dcv1.AnalysisAnnotationPrefix)

@@ -1,0 +1,410 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/flowcontrol"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/deployer"
+)
+
+// DeployerMode says where dc-controller runs rollouts: in a deployer pod
+// each, or, for those that need no container of their own, in itself.
+type DeployerMode string
+
+const (
+	// DeployerModePod runs every rollout in a deployer pod (OpenShift's way).
+	DeployerModePod DeployerMode = dcv1.DeployerModePod
+	// DeployerModeControllerWhenPossible runs a rollout with no Custom
+	// strategy, customParams or execNewPod hook in the leading dc-controller.
+	DeployerModeControllerWhenPossible DeployerMode = dcv1.DeployerModeControllerWhenPossible
+)
+
+// DefaultMaxControllerRollouts is how many rollouts dc-controller runs in
+// itself at once unless told otherwise; more wait, New, for a free slot.
+const DefaultMaxControllerRollouts = 2000
+
+// ParseDeployerMode reads a deployer mode; name says where the value came
+// from (a flag, an annotation) for the error.
+func ParseDeployerMode(name, value string) (DeployerMode, error) {
+	switch m := DeployerMode(value); m {
+	case DeployerModePod, DeployerModeControllerWhenPossible:
+		return m, nil
+	}
+	return "", fmt.Errorf("%s: %q is not a deployer mode (expected %q or %q)", name, value, DeployerModePod, DeployerModeControllerWhenPossible)
+}
+
+// runsInController decides whether a rollout runs inside dc-controller:
+// the DeploymentConfig's deployer-mode annotation (as encoded in the
+// rollout) or else the controller's mode asks for it, and the rollout needs
+// no container. An invalid annotation is an error, and the caller runs the
+// rollout in the controller's mode.
+func runsInController(mode DeployerMode, dc *dcv1.DeploymentConfig) (bool, error) {
+	var err error
+	if v, ok := dc.Annotations[dcv1.DeployerModeAnnotation]; ok {
+		var m DeployerMode
+		if m, err = ParseDeployerMode("annotation "+dcv1.DeployerModeAnnotation, v); err == nil {
+			mode = m
+		}
+	}
+	return mode == DeployerModeControllerWhenPossible && needsNoContainer(&dc.Spec.Strategy), err
+}
+
+// needsNoContainer reports whether a strategy only scales, switches
+// Services and routes and queries metrics: no Custom strategy, no custom
+// deployer image or command, no execNewPod hook.
+func needsNoContainer(s *dcv1.DeploymentStrategy) bool {
+	if s.Type == dcv1.DeploymentStrategyTypeCustom || s.CustomParams != nil {
+		return false
+	}
+	var hooks []*dcv1.LifecycleHook
+	if p := s.RecreateParams; p != nil {
+		hooks = append(hooks, p.Pre, p.Mid, p.Post)
+	}
+	if p := s.RollingParams; p != nil {
+		hooks = append(hooks, p.Pre, p.Post)
+	}
+	for _, h := range hooks {
+		if h != nil && h.ExecNewPod != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// errRunnerFull: as many rollouts as allowed already run in the controller.
+var errRunnerFull = errors.New("the controller runs as many rollouts as --max-controller-rollouts allows")
+
+// errNotLeading: the runner has not started, or has stopped (this replica
+// does not lead).
+var errNotLeading = errors.New("the rollout runner is not running")
+
+// rolloutRunner runs rollouts inside dc-controller (issue 28): dc-deploy's
+// own code (internal/deployer), one goroutine per rollout, for as long as
+// this replica leads. When a rollout ends it wakes the deployer controller,
+// which records the outcome as it would a deployer pod's.
+type rolloutRunner struct {
+	client kubernetes.Interface
+	routes dynamic.Interface
+	max    int
+	// wake brings a deployment whose rollout ended back to the deployer
+	// controller.
+	wake     chan event.GenericEvent
+	inFlight prometheus.Gauge
+	log      logr.Logger
+
+	mu   sync.Mutex
+	ctx  context.Context // the leader's lifetime; nil when not running
+	runs map[types.NamespacedName]*run
+	wg   sync.WaitGroup
+}
+
+// run is one rollout the runner carries out.
+type run struct {
+	uid    types.UID
+	cancel context.CancelFunc
+	log    *rolloutLog
+	done   chan struct{}
+	// err is the rollout's outcome, once done is closed: nil when it
+	// completed.
+	err error
+	// finished: the rollout ran to its end (rather than being stopped by a
+	// cancel or by this replica losing the lead); err is then its outcome.
+	finished bool
+}
+
+// newRolloutRunner returns a runner whose clients are built from cfg:
+// writes share one rate limiter of cfg's QPS and burst, as each of
+// dc-controller's controllers has one; reads (the rollouts' gets and
+// watches of their RCs and pods) are left to the API server's own limits,
+// as an informer's watches are.
+func newRolloutRunner(cfg *rest.Config, max int, log logr.Logger) (*rolloutRunner, error) {
+	cfg = rest.CopyConfig(cfg)
+	if cfg.QPS > 0 {
+		writes := flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, max1(cfg.Burst))
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &writeLimiter{next: rt, limiter: writes} })
+	}
+	cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
+	client, routes, err := deployer.NewClients(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("rollout runner: %w", err)
+	}
+	if max <= 0 {
+		max = DefaultMaxControllerRollouts
+	}
+	return &rolloutRunner{
+		client: client, routes: routes, max: max, log: log,
+		wake: make(chan event.GenericEvent, 64),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "deployconfig_controller_rollouts_in_flight",
+			Help: "Rollouts the leading dc-controller runs in itself (--deployer-mode controller-when-possible).",
+		}),
+		runs: map[types.NamespacedName]*run{},
+	}, nil
+}
+
+func max1(n int) int { return max(n, 1) }
+
+// Start runs the runner until ctx ends (this replica stops leading), then
+// stops every rollout and waits for them: the next leader resumes them.
+func (r *rolloutRunner) Start(ctx context.Context) error {
+	r.mu.Lock()
+	r.ctx = ctx
+	r.mu.Unlock()
+	<-ctx.Done()
+	r.mu.Lock()
+	r.ctx = nil
+	for _, run := range r.runs {
+		run.cancel()
+	}
+	r.mu.Unlock()
+	r.wg.Wait()
+	return nil
+}
+
+// NeedLeaderElection: only the leader runs rollouts.
+func (r *rolloutRunner) NeedLeaderElection() bool { return true }
+
+// rolloutStart says how to run one rollout.
+type rolloutStart struct {
+	rc *corev1.ReplicationController
+	// started is when the rollout started; deadline is when its
+	// activeDeadlineSeconds end.
+	started, deadline time.Time
+	// resume: the rollout was running already (in an earlier leader);
+	// it runs even when the runner is full.
+	resume bool
+}
+
+// start runs a rollout, unless one runs already for the deployment.
+func (r *rolloutRunner) start(s rolloutStart) error {
+	key := types.NamespacedName{Namespace: s.rc.Namespace, Name: s.rc.Name}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ctx == nil {
+		return errNotLeading
+	}
+	if existing, ok := r.runs[key]; ok && existing.uid == s.rc.UID && !isDone(existing) {
+		return nil
+	}
+	if !s.resume && r.runningLocked() >= r.max {
+		return errRunnerFull
+	}
+	ctx, cancel := context.WithDeadline(r.ctx, s.deadline)
+	run := &run{uid: s.rc.UID, cancel: cancel, log: &rolloutLog{}, done: make(chan struct{})}
+	r.runs[key] = run
+	r.inFlight.Inc()
+	r.wg.Add(1)
+	go r.execute(ctx, run, s)
+	return nil
+}
+
+// execute carries out one rollout with the deployer's code and wakes the
+// deployer controller when it ends.
+func (r *rolloutRunner) execute(ctx context.Context, run *run, s rolloutStart) {
+	defer r.wg.Done()
+	defer r.inFlight.Dec()
+	log := r.log.WithValues("rc", s.rc.Namespace+"/"+s.rc.Name)
+	err := deployer.Run(ctx, deployer.Options{
+		Namespace: s.rc.Namespace, Name: s.rc.Name, Out: run.log,
+		Client: r.client, Dynamic: r.routes, Started: s.started, Log: log,
+	})
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		run.err, run.finished = errors.New(reasonDeadlineExceeded), true
+	case ctx.Err() != nil:
+		// Cancelled, or this replica stops leading: the outcome is not
+		// the rollout's.
+	default:
+		run.err, run.finished = err, true
+	}
+	if run.finished && run.err != nil {
+		fmt.Fprintf(run.log, "error: %v\n", run.err)
+	}
+	close(run.done)
+	log.V(1).Info("rollout ended in the controller", "finished", run.finished, "error", run.err)
+	rc := &corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Namespace: s.rc.Namespace, Name: s.rc.Name}}
+	select {
+	case r.wake <- event.GenericEvent{Object: rc}:
+	case <-r.leaderDone():
+	}
+}
+
+// leaderDone is closed when this replica stops leading.
+func (r *rolloutRunner) leaderDone() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ctx == nil {
+		closed := make(chan struct{})
+		close(closed)
+		return closed
+	}
+	return r.ctx.Done()
+}
+
+// lookup returns the deployment's run, if this replica has one for it.
+func (r *rolloutRunner) lookup(rc *corev1.ReplicationController) (*run, bool) {
+	if r == nil {
+		return nil, false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	run, ok := r.runs[types.NamespacedName{Namespace: rc.Namespace, Name: rc.Name}]
+	if !ok || run.uid != rc.UID {
+		return nil, false
+	}
+	return run, true
+}
+
+// stop ends the deployment's rollout, if one runs, and waits for it to
+// stop; its log stays for the caller to record.
+func (r *rolloutRunner) stop(ctx context.Context, rc *corev1.ReplicationController) (*run, error) {
+	run, ok := r.lookup(rc)
+	if !ok {
+		return nil, nil
+	}
+	run.cancel()
+	select {
+	case <-run.done:
+		return run, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("stop the rollout of %s/%s: %w", rc.Namespace, rc.Name, ctx.Err())
+	}
+}
+
+// forget drops the deployment's run once its outcome is recorded.
+func (r *rolloutRunner) forget(key types.NamespacedName) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if run, ok := r.runs[key]; ok {
+		run.cancel()
+		delete(r.runs, key)
+	}
+}
+
+// full reports whether as many rollouts as allowed run.
+func (r *rolloutRunner) full() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.runningLocked() >= r.max
+}
+
+// runningLocked counts the rollouts still running.
+func (r *rolloutRunner) runningLocked() int {
+	n := 0
+	for _, run := range r.runs {
+		if !isDone(run) {
+			n++
+		}
+	}
+	return n
+}
+
+func isDone(run *run) bool {
+	select {
+	case <-run.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// writeLimiter makes the requests that change something wait for a token;
+// reads pass.
+type writeLimiter struct {
+	next    http.RoundTripper
+	limiter flowcontrol.RateLimiter
+}
+
+// RoundTrip implements http.RoundTripper.
+func (w *writeLimiter) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodGet && req.Method != http.MethodHead {
+		if err := w.limiter.Wait(req.Context()); err != nil {
+			return nil, fmt.Errorf("client rate limiter: %w", err)
+		}
+	}
+	return w.next.RoundTrip(req)
+}
+
+// rolloutLogLimit bounds the log kept on a deployment: annotations share
+// 256 KiB per object, and the end of a log says how the rollout went.
+const rolloutLogLimit = 16 << 10
+
+// rolloutLog is a rollout's log as the controller keeps it: the last
+// rolloutLogLimit bytes, from a line's start.
+type rolloutLog struct {
+	mu      sync.Mutex
+	buf     []byte
+	dropped bool
+	// last is when a line was last written; flushed whether the kept log
+	// has been written to the deployment since.
+	last    time.Time
+	flushed bool
+}
+
+// Write implements io.Writer.
+func (l *rolloutLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	if over := len(l.buf) - rolloutLogLimit; over > 0 {
+		cut := over
+		for cut < len(l.buf) && l.buf[cut-1] != '\n' {
+			cut++
+		}
+		l.buf = append(l.buf[:0], l.buf[cut:]...)
+		l.dropped = true
+	}
+	l.last = time.Now()
+	l.flushed = false
+	return len(p), nil
+}
+
+// String returns the kept log; a first line says when earlier lines were
+// dropped.
+func (l *rolloutLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.dropped {
+		return "... (earlier lines dropped)\n" + string(l.buf)
+	}
+	return string(l.buf)
+}
+
+// quietFor returns the log when it has lines not yet on the deployment and
+// none came for d: the rollout waits (a pause, a promotion, an analysis)
+// and a user looking at its log should see why.
+func (l *rolloutLog) quietFor(now time.Time, d time.Duration) (string, bool) {
+	l.mu.Lock()
+	quiet := !l.flushed && len(l.buf) > 0 && now.Sub(l.last) >= d
+	l.mu.Unlock()
+	if !quiet {
+		return "", false
+	}
+	return l.String(), true
+}
+
+// markFlushed notes that the log is on the deployment.
+func (l *rolloutLog) markFlushed() {
+	l.mu.Lock()
+	l.flushed = true
+	l.mu.Unlock()
+}

@@ -1,0 +1,113 @@
+package controller
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+)
+
+func TestRunsInController(t *testing.T) {
+	hook := &dcv1.LifecycleHook{ExecNewPod: &dcv1.ExecNewPodHook{Command: []string{"true"}}}
+	cases := []struct {
+		name       string
+		mode       DeployerMode
+		annotation string // "" for none
+		strategy   dcv1.DeploymentStrategy
+		want       bool
+		wantErr    string
+	}{
+		{name: "pod mode runs pods", mode: DeployerModePod, strategy: rolling(nil), want: false},
+		{name: "controller mode runs a Rolling rollout in the controller", mode: DeployerModeControllerWhenPossible, strategy: rolling(nil), want: true},
+		{name: "the annotation asks for the controller", mode: DeployerModePod, annotation: "controller-when-possible", strategy: rolling(nil), want: true},
+		{name: "the annotation asks for a pod", mode: DeployerModeControllerWhenPossible, annotation: "pod", strategy: rolling(nil), want: false},
+		{name: "an invalid annotation is an error and the controller's mode holds", mode: DeployerModeControllerWhenPossible, annotation: "in-process",
+			strategy: rolling(nil), want: true, wantErr: `annotation deployconfig.io/deployer-mode: "in-process" is not a deployer mode (expected "pod" or "controller-when-possible")`},
+		{name: "an execNewPod hook needs a pod", mode: DeployerModeControllerWhenPossible, strategy: rolling(hook), want: false},
+		{name: "a Recreate mid hook needs a pod", mode: DeployerModeControllerWhenPossible,
+			strategy: dcv1.DeploymentStrategy{Type: dcv1.DeploymentStrategyTypeRecreate, RecreateParams: &dcv1.RecreateDeploymentStrategyParams{Mid: hook}}, want: false},
+		{name: "a Recreate rollout without hooks runs in the controller", mode: DeployerModeControllerWhenPossible,
+			strategy: dcv1.DeploymentStrategy{Type: dcv1.DeploymentStrategyTypeRecreate, RecreateParams: &dcv1.RecreateDeploymentStrategyParams{}}, want: true},
+		{name: "a Custom strategy needs a pod", mode: DeployerModeControllerWhenPossible,
+			strategy: dcv1.DeploymentStrategy{Type: dcv1.DeploymentStrategyTypeCustom, CustomParams: &dcv1.CustomDeploymentStrategyParams{Image: "x"}}, want: false},
+		{name: "customParams on Rolling need a pod", mode: DeployerModeControllerWhenPossible,
+			strategy: dcv1.DeploymentStrategy{Type: dcv1.DeploymentStrategyTypeRolling, CustomParams: &dcv1.CustomDeploymentStrategyParams{Command: []string{"x"}}}, want: false},
+		{name: "BlueGreen runs in the controller", mode: DeployerModeControllerWhenPossible,
+			strategy: dcv1.DeploymentStrategy{Type: dcv1.DeploymentStrategyTypeBlueGreen}, want: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dc := &dcv1.DeploymentConfig{Spec: dcv1.DeploymentConfigSpec{Strategy: tc.strategy}}
+			if tc.annotation != "" {
+				dc.ObjectMeta = metav1.ObjectMeta{Annotations: map[string]string{dcv1.DeployerModeAnnotation: tc.annotation}}
+			}
+			got, err := runsInController(tc.mode, dc)
+			if got != tc.want {
+				t.Errorf("runsInController = %t, want %t", got, tc.want)
+			}
+			if (err == nil) != (tc.wantErr == "") || err != nil && err.Error() != tc.wantErr {
+				t.Errorf("error = %v, want %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func rolling(pre *dcv1.LifecycleHook) dcv1.DeploymentStrategy {
+	return dcv1.DeploymentStrategy{Type: dcv1.DeploymentStrategyTypeRolling, RollingParams: &dcv1.RollingDeploymentStrategyParams{Pre: pre}}
+}
+
+func TestParseDeployerModeNamesTheFlag(t *testing.T) {
+	if m, err := ParseDeployerMode("--deployer-mode", "controller-when-possible"); err != nil || m != DeployerModeControllerWhenPossible {
+		t.Errorf("ParseDeployerMode = %q, %v", m, err)
+	}
+	_, err := ParseDeployerMode("--deployer-mode", "Pod")
+	if err == nil || !strings.HasPrefix(err.Error(), `--deployer-mode: "Pod" is not a deployer mode`) {
+		t.Errorf("error = %v, want one naming --deployer-mode", err)
+	}
+}
+
+func TestRolloutLogKeepsItsTailFromALineStart(t *testing.T) {
+	l := &rolloutLog{}
+	line := strings.Repeat("x", 99) + "\n"
+	for range 2 * rolloutLogLimit / len(line) {
+		if _, err := l.Write([]byte(line)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Write([]byte("--> Success\n"))
+	got := l.String()
+	first, rest, _ := strings.Cut(got, "\n")
+	if first != "... (earlier lines dropped)" {
+		t.Errorf("first line = %q, want the note that lines were dropped", first)
+	}
+	if !strings.HasPrefix(rest, line) || !strings.HasSuffix(rest, "--> Success\n") {
+		t.Errorf("kept log does not start at a line and end with the last line: %q...%q", rest[:20], rest[len(rest)-20:])
+	}
+	if len(rest) > rolloutLogLimit {
+		t.Errorf("kept %d bytes, want at most %d", len(rest), rolloutLogLimit)
+	}
+}
+
+func TestRolloutLogIsWrittenWhenQuiet(t *testing.T) {
+	l := &rolloutLog{}
+	now := time.Now()
+	if _, ok := l.quietFor(now, time.Second); ok {
+		t.Error("an empty log is written")
+	}
+	l.Write([]byte("--> Waiting for promotion\n"))
+	now = time.Now()
+	if _, ok := l.quietFor(now, time.Minute); ok {
+		t.Error("a log written to a moment ago is written")
+	}
+	text, ok := l.quietFor(now.Add(time.Minute), time.Minute)
+	if !ok || text != "--> Waiting for promotion\n" {
+		t.Errorf("quiet log = %q, %t", text, ok)
+	}
+	l.markFlushed()
+	if _, ok := l.quietFor(now.Add(time.Hour), time.Minute); ok {
+		t.Error("a log already written is written again")
+	}
+}
