@@ -31,7 +31,8 @@ const (
 	// DeployerModePod runs every rollout in a deployer pod (OpenShift's way).
 	DeployerModePod DeployerMode = dcv1.DeployerModePod
 	// DeployerModeControllerWhenPossible runs a rollout with no Custom
-	// strategy, customParams or execNewPod hook in the leading dc-controller.
+	// strategy, customParams, execNewPod or tagImages hook in the leading
+	// dc-controller.
 	DeployerModeControllerWhenPossible DeployerMode = dcv1.DeployerModeControllerWhenPossible
 )
 
@@ -52,7 +53,7 @@ func ParseDeployerMode(name, value string) (DeployerMode, error) {
 // runsInController decides whether a rollout runs inside dc-controller:
 // the DeploymentConfig's deployer-mode annotation (as encoded in the
 // rollout) or else the controller's mode asks for it, and the rollout needs
-// no container. An invalid annotation is an error, and the caller runs the
+// no pod (see needsNoPod). An invalid annotation is an error, and the caller runs the
 // rollout in the controller's mode.
 func runsInController(mode DeployerMode, dc *dcv1.DeploymentConfig) (bool, error) {
 	var err error
@@ -62,13 +63,15 @@ func runsInController(mode DeployerMode, dc *dcv1.DeploymentConfig) (bool, error
 			mode = m
 		}
 	}
-	return mode == DeployerModeControllerWhenPossible && needsNoContainer(&dc.Spec.Strategy), err
+	return mode == DeployerModeControllerWhenPossible && needsNoPod(&dc.Spec.Strategy), err
 }
 
-// needsNoContainer reports whether a strategy only scales, switches
-// Services and routes and queries metrics: no Custom strategy, no custom
-// deployer image or command, no execNewPod hook.
-func needsNoContainer(s *dcv1.DeploymentStrategy) bool {
+// needsNoPod reports whether a strategy only scales, switches Services
+// and routes and queries metrics: no Custom strategy, no custom deployer
+// image or command, no execNewPod hook, and no tagImages hook, whose
+// registry calls (to hosts the user names, with the namespace's pull
+// secrets) belong in the namespace's pod rather than in the controller.
+func needsNoPod(s *dcv1.DeploymentStrategy) bool {
 	if s.Type == dcv1.DeploymentStrategyTypeCustom || s.CustomParams != nil {
 		return false
 	}
@@ -80,7 +83,7 @@ func needsNoContainer(s *dcv1.DeploymentStrategy) bool {
 		hooks = append(hooks, p.Pre, p.Post)
 	}
 	for _, h := range hooks {
-		if h != nil && h.ExecNewPod != nil {
+		if h != nil && (h.ExecNewPod != nil || len(h.TagImages) > 0) {
 			return false
 		}
 	}

@@ -29,6 +29,8 @@ func TestRunsInController(t *testing.T) {
 		{name: "an execNewPod hook needs a pod", mode: DeployerModeControllerWhenPossible, strategy: rolling(hook), want: false},
 		{name: "a Recreate mid hook needs a pod", mode: DeployerModeControllerWhenPossible,
 			strategy: dcv1.DeploymentStrategy{Type: dcv1.DeploymentStrategyTypeRecreate, RecreateParams: &dcv1.RecreateDeploymentStrategyParams{Mid: hook}}, want: false},
+		{name: "a tagImages hook needs a pod", mode: DeployerModeControllerWhenPossible,
+			strategy: rolling(&dcv1.LifecycleHook{TagImages: []dcv1.TagImageHook{{ContainerName: "web"}}}), want: false},
 		{name: "a Recreate rollout without hooks runs in the controller", mode: DeployerModeControllerWhenPossible,
 			strategy: dcv1.DeploymentStrategy{Type: dcv1.DeploymentStrategyTypeRecreate, RecreateParams: &dcv1.RecreateDeploymentStrategyParams{}}, want: true},
 		{name: "a Custom strategy needs a pod", mode: DeployerModeControllerWhenPossible,
