@@ -52,7 +52,7 @@ func (r *DeployerReconciler) startInController(ctx context.Context, rc *corev1.R
 		return reconcile.Result{}, nil
 	}
 	log.FromContext(ctx).Info("running the rollout in the controller", "rc", rc.Name)
-	return r.runInController(ctx, rc, dc, now)
+	return r.runInController(ctx, rc, dc, now, false)
 }
 
 // syncInController follows a Running deployment whose rollout runs in the
@@ -101,17 +101,17 @@ func (r *DeployerReconciler) resumeInController(ctx context.Context, rc *corev1.
 		started = rc.CreationTimestamp.Time
 	}
 	log.FromContext(ctx).Info("resuming the rollout in the controller", "rc", rc.Name)
-	return r.runInController(ctx, rc, dc, started)
+	return r.runInController(ctx, rc, dc, started, true)
 }
 
 // runInController hands the rollout to the runner, with the deadline its
 // strategy's activeDeadlineSeconds sets from started.
-func (r *DeployerReconciler) runInController(ctx context.Context, rc *corev1.ReplicationController, dc *dcv1.DeploymentConfig, started time.Time) (reconcile.Result, error) {
+func (r *DeployerReconciler) runInController(ctx context.Context, rc *corev1.ReplicationController, dc *dcv1.DeploymentConfig, started time.Time, resume bool) (reconcile.Result, error) {
 	budget := dcv1.DefaultActiveDeadlineSeconds
 	if s := dc.Spec.Strategy.ActiveDeadlineSeconds; s != nil {
 		budget = *s
 	}
-	err := r.runner.start(rolloutStart{rc: rc, started: started, deadline: started.Add(time.Duration(budget) * time.Second)})
+	err := r.runner.start(rolloutStart{rc: rc, started: started, deadline: started.Add(time.Duration(budget) * time.Second), resume: resume})
 	if errors.Is(err, errNotLeading) {
 		return reconcile.Result{RequeueAfter: time.Second}, nil
 	}

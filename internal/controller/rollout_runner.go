@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -190,7 +191,8 @@ type rolloutStart struct {
 	// activeDeadlineSeconds end.
 	started, deadline time.Time
 	// resume: the rollout was running already (in an earlier leader);
-	// it runs even when the runner is full.
+	// it runs even when the runner is full. Its log goes on from the
+	// lines the deployment kept.
 	resume bool
 }
 
@@ -210,6 +212,10 @@ func (r *rolloutRunner) start(s rolloutStart) error {
 	}
 	ctx, cancel := context.WithDeadline(r.ctx, s.deadline)
 	run := &run{uid: s.rc.UID, cancel: cancel, log: &rolloutLog{}, done: make(chan struct{})}
+	if s.resume {
+		fmt.Fprint(run.log, s.rc.Annotations[dcv1.DeploymentLogAnnotation])
+		fmt.Fprintln(run.log, "--> Resumed by a new dc-controller leader")
+	}
 	r.runs[key] = run
 	r.inFlight.Inc()
 	r.wg.Add(1)
@@ -223,10 +229,7 @@ func (r *rolloutRunner) execute(ctx context.Context, run *run, s rolloutStart) {
 	defer r.wg.Done()
 	defer r.inFlight.Dec()
 	log := r.log.WithValues("rc", s.rc.Namespace+"/"+s.rc.Name)
-	err := deployer.Run(ctx, deployer.Options{
-		Namespace: s.rc.Namespace, Name: s.rc.Name, Out: run.log,
-		Client: r.client, Dynamic: r.routes, Started: s.started, Log: log,
-	})
+	err := r.deploy(ctx, run, s, log)
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		run.err, run.finished = errors.New(reasonDeadlineExceeded), true
@@ -246,6 +249,21 @@ func (r *rolloutRunner) execute(ctx context.Context, run *run, s rolloutStart) {
 	case r.wake <- event.GenericEvent{Object: rc}:
 	case <-r.leaderDone():
 	}
+}
+
+// deploy runs the deployer's code. A panic in it fails the rollout, as it
+// would end a deployer pod, rather than the controller.
+func (r *rolloutRunner) deploy(ctx context.Context, run *run, s rolloutStart, log logr.Logger) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			log.Error(fmt.Errorf("%v", p), "the deployer panicked", "stack", string(debug.Stack()))
+			err = fmt.Errorf("internal error: %v", p)
+		}
+	}()
+	return deployer.Run(ctx, deployer.Options{
+		Namespace: s.rc.Namespace, Name: s.rc.Name, Out: run.log,
+		Client: r.client, Dynamic: r.routes, Started: s.started, Log: log,
+	})
 }
 
 // leaderDone is closed when this replica stops leading.
