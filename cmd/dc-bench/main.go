@@ -85,9 +85,11 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&o.Name, "name", o.Name, "name of the benchmark's kwok cluster (replaced if it exists)")
 	fs.StringVar(&o.Workdir, "workdir", "", "kwokctl's working directory (default: $KWOK_WORKDIR or ~/.kwok)")
 	fs.BoolVar(&o.Keep, "keep", false, "leave the cluster running afterwards")
-	scenarios := fs.String("scenarios", strings.Join(append(bench.AllScenarios(), scenarioNode), ","), "scenarios to run, comma-separated ("+scenarioNode+": on a real node, as root; "+bench.ScenarioHostile+": six hostile DCs against an ordinary one's rollouts, only when named)")
+	scenarios := fs.String("scenarios", strings.Join(append(bench.AllScenarios(), scenarioNode), ","), "scenarios to run, comma-separated ("+scenarioNode+": on a real node, as root; "+bench.ScenarioHostile+": six hostile DCs against an ordinary one's rollouts, only when named; "+bench.ScenarioInFlight+": what N rollouts in flight cost dc-controller in each deployer mode, only when named)")
 	fs.IntVar(&nodeOpts.Rollouts, "node-rollouts", nodeOpts.Rollouts, "measured rollouts of each system in the node scenario")
+	fs.StringVar(&nodeOpts.DeployerMode, "node-deployer-mode", nodeOpts.DeployerMode, "dc-controller's --deployer-mode in the node scenario: pod (its default, a deployer pod per rollout) or controller-when-possible (issue 28: the DC's rollouts run in dc-controller)")
 	systems := fs.String("systems", "", "limit the rollout scenarios to DeploymentConfig or Deployment (default both)")
+	dcModes := fs.String("dc-modes", bench.ModePod, "deployer modes the throughput scenario runs DeploymentConfigs in, comma-separated (issue 28): "+bench.ModePod+" (dc-controller --deployer-mode=pod) and/or "+bench.ModeController+" (--deployer-mode=controller-when-possible); each runs alongside the Deployment in every repeat, the order rotating; latency and hostile use the first")
 	fs.StringVar(&o.Label, "label", "", "add this to the output files' names (<date>-<label>.*)")
 	sizes := fs.String("sizes", joinInts(o.Sizes), "N of the throughput scenario, comma-separated")
 	repeat := fs.Int("repeat", o.Repeat, "runs of each size; the system that goes first alternates (--quick: 2)")
@@ -99,6 +101,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&o.Nodes, "nodes", o.Nodes, "fake (kwok) nodes")
 	fs.IntVar(&o.LatencySamples, "latency-samples", o.LatencySamples, "rollouts one at a time for the latency at idle")
 	hostile := fs.Int("hostile-rollouts", o.HostileRollouts, "rollouts one at a time of each block (without, with the hostile DCs) of the hostile scenario (--quick: 5)")
+	inFlight := fs.String("inflight-sizes", joinInts(o.InFlightSizes), "rollouts held in flight at once by the "+bench.ScenarioInFlight+" scenario (issue 28), in each deployer mode, comma-separated (--quick: 50)")
 	probes := fs.Int("probes", o.Probes, "probe rollouts in each throughput phase, triggered one at a time once its N rollouts have started (0: none)")
 	fs.DurationVar(&o.ProbeInterval, "probe-interval", o.ProbeInterval, "time between two probes' triggers")
 	footprint := fs.String("footprint-sizes", joinInts(o.FootprintSizes), "DC counts of the footprint scenario, comma-separated")
@@ -139,6 +142,8 @@ func parseFlags(args []string) (config, error) {
 			o.Repeat = *repeat
 		case "hostile-rollouts":
 			o.HostileRollouts = *hostile
+		case "inflight-sizes":
+			o.InFlightSizes, err = parseInts(*inFlight)
 		case "node-rollouts":
 			nodeOpts.Rollouts, err = strconv.Atoi(fs.Lookup("node-rollouts").Value.String())
 		}
@@ -151,6 +156,7 @@ func parseFlags(args []string) (config, error) {
 	if *systems != "" {
 		o.Systems = strings.Split(*systems, ",")
 	}
+	o.DCModes = strings.Split(*dcModes, ",")
 	o.Root, o.BinDir = *root, *bin
 	if o.BinDir == "" {
 		o.BinDir = filepath.Join(o.Root, "bin")

@@ -39,6 +39,11 @@ type ledger struct {
 	// the playground's pod runtime) first wrote its status: the pod has
 	// been admitted and its container is starting, keyed namespace/name.
 	deployerStarts *audit.Times
+	// scheduled are when the scheduler bound each deployer pod, and
+	// statusWrites when its kubelet wrote its first statuses (critical
+	// path), keyed namespace/name.
+	scheduled    *audit.Times
+	statusWrites *nthTimes
 }
 
 // readLedger reads the audit log once, counting each window: first the
@@ -84,6 +89,8 @@ func newLedger(windows ...audit.Window) *ledger {
 				audit.CategoryOf(e) == audit.CategoryDeployerPods
 			return e.Namespace() + "/" + e.Name(), ok
 		}),
+		scheduled:    audit.NewTimes(deployerScheduled),
+		statusWrites: newNthTimes(podRunningWrite, deployerStatusWrite),
 	}
 }
 
@@ -93,6 +100,8 @@ func (l *ledger) add(e audit.Event) {
 	l.triggers.Add(e)
 	l.deployerPods.Add(e)
 	l.deployerStarts.Add(e)
+	l.scheduled.Add(e)
+	l.statusWrites.Add(e)
 }
 
 // readAuditFile adds one audit log file to the ledger.
@@ -120,7 +129,7 @@ func (r *runner) analyze(rep *report.Report) error {
 	}
 	for i, p := range r.records {
 		if p.Phase == report.PhaseFirst || p.Phase == report.PhaseChange {
-			rep.APICost = append(rep.APICost, report.APICost{N: p.N, Phase: p.Phase, System: p.System, Repeat: p.Repeat, Rollouts: len(p.Names), Actors: l.tally.Counts(i)})
+			rep.APICost = append(rep.APICost, report.APICost{N: p.N, Phase: p.Phase, System: p.System, Mode: p.Mode, Repeat: p.Repeat, Rollouts: len(p.Names), Actors: l.tally.Counts(i)})
 		}
 		rep.Latency = append(rep.Latency, r.latencyOf(l, p))
 	}
@@ -134,6 +143,7 @@ func (r *runner) analyze(rep *report.Report) error {
 		rep.Footprint = append(rep.Footprint, fp)
 	}
 	rep.Throughput = r.throughputs(l)
+	rep.CriticalPaths = r.criticalPaths(l)
 	if r.hostileRun != nil {
 		rep.Hostile = r.hostileOf(l)
 		rep.Notes = append(rep.Notes, hostileNotes(rep.Hostile, r.hostileRun)...)
@@ -179,7 +189,7 @@ func (r *runner) latencyOf(l *ledger, p *phaseRecord) report.Latency {
 			toStart = append(toStart, started.Sub(trigger).Seconds())
 		}
 	}
-	lat := report.Latency{System: p.System, Load: p.Load, InFlight: p.InFlight,
+	lat := report.Latency{System: p.System, Mode: p.Mode, Load: p.Load, InFlight: p.InFlight,
 		ToDeployerPod: stats.Summarize(toPod), ToComplete: stats.Summarize(toDone), ToDeployerStart: stats.Summarize(toStart)}
 	if p.Repeat > 0 && r.o.Repeat > 1 {
 		lat.Load += fmt.Sprintf(" [repeat %d, %s first]", p.Repeat, p.First)
@@ -222,32 +232,35 @@ func (r *runner) throughputs(l *ledger) []report.Throughput {
 	for _, n := range r.o.Sizes {
 		for k := 1; k <= r.o.Repeat; k++ {
 			for _, phase := range []string{report.PhaseFirst, report.PhaseChange} {
-				dc, dep := r.record(report.SystemDC, phase, n, k), r.record(report.SystemDeployment, phase, n, k)
-				if dc == nil || dep == nil {
-					continue
+				for _, mode := range r.o.DCModes {
+					dc, dep := r.record(report.SystemDC, mode, phase, n, k), r.record(report.SystemDeployment, "", phase, n, k)
+					if dc == nil || dep == nil {
+						continue
+					}
+					t := report.Throughput{N: n, Phase: phase, Mode: mode, Repeat: k, First: dc.First, DC: dc.run(), Deployment: dep.run()}
+					t.DC.Complete = r.latencyOf(l, dc).ToComplete
+					t.Deployment.Complete = r.latencyOf(l, dep).ToComplete
+					t.Ratio = stats.Ratio(t.DC.Seconds, t.Deployment.Seconds)
+					out = append(out, t)
 				}
-				t := report.Throughput{N: n, Phase: phase, Repeat: k, First: dc.First, DC: dc.run(), Deployment: dep.run()}
-				t.DC.Complete = r.latencyOf(l, dc).ToComplete
-				t.Deployment.Complete = r.latencyOf(l, dep).ToComplete
-				t.Ratio = stats.Ratio(t.DC.Seconds, t.Deployment.Seconds)
-				out = append(out, t)
 			}
 		}
 	}
 	return out
 }
 
-// record finds a throughput phase's record of one repeat.
-func (r *runner) record(system, phase string, n, repeat int) *phaseRecord {
+// record finds a throughput phase's record of one repeat; mode is the
+// DCs' deployer mode ("" for the Deployment).
+func (r *runner) record(system, mode, phase string, n, repeat int) *phaseRecord {
 	return r.find(func(p *phaseRecord) bool {
-		return !p.Probe && p.System == system && p.Phase == phase && p.N == n && p.Repeat == repeat
+		return !p.Probe && p.System == system && p.Mode == mode && p.Phase == phase && p.N == n && p.Repeat == repeat
 	})
 }
 
 // probes finds the record of the probes that ran during a throughput phase.
-func (r *runner) probes(system, phase string, n, repeat int) *phaseRecord {
+func (r *runner) probes(system, mode, phase string, n, repeat int) *phaseRecord {
 	return r.find(func(p *phaseRecord) bool {
-		return p.Probe && p.System == system && p.Phase == probePhase(phase) && p.InFlight == n && p.Repeat == repeat
+		return p.Probe && p.System == system && p.Mode == mode && p.Phase == probePhase(phase) && p.InFlight == n && p.Repeat == repeat
 	})
 }
 
@@ -280,7 +293,8 @@ func (r *runner) floors(l *ledger) []report.Floor {
 
 // floor is the RC manager's floor of one phase of one repeat.
 func (r *runner) floor(l *ledger, n, repeat int, phase string) (report.Floor, bool) {
-	dc, dep := r.record(report.SystemDC, phase, n, repeat), r.record(report.SystemDeployment, phase, n, repeat)
+	mode := r.o.primaryMode()
+	dc, dep := r.record(report.SystemDC, mode, phase, n, repeat), r.record(report.SystemDeployment, "", phase, n, repeat)
 	if dc == nil {
 		return report.Floor{}, false
 	}
@@ -289,7 +303,7 @@ func (r *runner) floor(l *ledger, n, repeat int, phase string) (report.Floor, bo
 		pods *= 2
 	}
 	probes := 0
-	if p := r.probes(report.SystemDC, phase, n, repeat); p != nil {
+	if p := r.probes(report.SystemDC, mode, phase, n, repeat); p != nil {
 		probes = len(p.Triggers)
 	}
 	pods += probes * 2 * int(r.o.Replicas)
@@ -320,7 +334,7 @@ func settings(o Options) report.Settings {
 		Sizes: o.Sizes, Repeat: o.Repeat, Replicas: o.Replicas, Nodes: o.Nodes,
 		Strategy:      "rolling, maxSurge 25%, maxUnavailable 25% (DC: Rolling with default updatePeriodSeconds 1, intervalSeconds 1, timeoutSeconds 600)",
 		ControllerQPS: o.ControllerQPS, ControllerBurst: o.ControllerBurst, ControllerWorkers: o.ControllerWorkers, ControllerGOGC: controllerGOGC(),
-		DeployerQPS: deployerQPS, DeployerBurst: deployerBurst,
+		DeployerQPS: deployerQPS, DeployerBurst: deployerBurst, RuntimeQPS: runtimeQPS, RuntimeBurst: runtimeBurst, DCModes: o.DCModes,
 		KCMQPS: o.kcmQPS(), KCMBurst: o.kcmBurst(), KCMConcurrency: kcmConcurrency,
 		BenchQPS: o.BenchQPS, LatencySamples: o.LatencySamples, Probes: o.Probes, ProbeInterval: o.ProbeInterval.Seconds(),
 		FootprintSizes: o.FootprintSizes, FootprintRevisions: o.FootprintRevisions, KCMDefaults: o.KCMQPS == 0 && o.KCMBurst == 0,

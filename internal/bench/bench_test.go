@@ -254,7 +254,7 @@ func TestLatencyOfProbes(t *testing.T) {
 	} {
 		l.add(e)
 	}
-	p := &phaseRecord{System: report.SystemDC, Phase: probePhase(report.PhaseChange), N: 2, Namespace: "probes", Version: probeVersion,
+	p := &phaseRecord{System: report.SystemDC, Mode: ModePod, Phase: probePhase(report.PhaseChange), N: 2, Namespace: "probes", Version: probeVersion,
 		TriggerVerb: "patch", Names: []string{"probe1-00000", "probe1-00001"}, InFlight: 200, Probe: true, StillInFlight: 190,
 		Load:  probeLoad(200, 190, report.PhaseChange),
 		Done:  map[string]time.Time{"probe1-00000": at(11), "probe1-00001": at(22)},
@@ -282,18 +282,18 @@ func TestFloorsCountProbes(t *testing.T) {
 		wantProbes int
 	}{
 		{"no probes", nil, 200 * 3 * 2, 0},
-		{"probes of the phase", &phaseRecord{System: report.SystemDC, Phase: probePhase(report.PhaseChange), InFlight: 200, Probe: true, Repeat: 1,
+		{"probes of the phase", &phaseRecord{System: report.SystemDC, Mode: ModePod, Phase: probePhase(report.PhaseChange), InFlight: 200, Probe: true, Repeat: 1,
 			Triggers: map[string]time.Time{"probe2-00000": {}, "probe2-00001": {}}}, 200*3*2 + 2*3*2, 2},
-		{"probes of another size", &phaseRecord{System: report.SystemDC, Phase: probePhase(report.PhaseChange), InFlight: 400, Probe: true, Repeat: 1,
+		{"probes of another size", &phaseRecord{System: report.SystemDC, Mode: ModePod, Phase: probePhase(report.PhaseChange), InFlight: 400, Probe: true, Repeat: 1,
 			Triggers: map[string]time.Time{"probe2-00000": {}}}, 200 * 3 * 2, 0},
-		{"probes of another repeat", &phaseRecord{System: report.SystemDC, Phase: probePhase(report.PhaseChange), InFlight: 200, Probe: true, Repeat: 2,
+		{"probes of another repeat", &phaseRecord{System: report.SystemDC, Mode: ModePod, Phase: probePhase(report.PhaseChange), InFlight: 200, Probe: true, Repeat: 2,
 			Triggers: map[string]time.Time{"probe2-00000": {}}}, 200 * 3 * 2, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			// Two repeats, of which only the first ran.
 			r := &runner{o: Options{Sizes: []int{200}, Replicas: 3, Repeat: 2}}
-			r.records = []*phaseRecord{{System: report.SystemDC, Phase: report.PhaseChange, N: 200, Repeat: 1}}
+			r.records = []*phaseRecord{{System: report.SystemDC, Mode: ModePod, Phase: report.PhaseChange, N: 200, Repeat: 1}}
 			if tt.probes != nil {
 				r.records = append(r.records, tt.probes)
 			}

@@ -54,6 +54,12 @@ type controllerProcess struct {
 // run's client settings and waits until it is ready. Its log goes to
 // logPath.
 func startController(ctx context.Context, e *env, logPath string) (*controllerProcess, error) {
+	return startControllerArgs(ctx, e, logPath)
+}
+
+// startControllerArgs is startController with extra arguments for
+// dc-controller (the in-flight scenario's --deployer-mode, for one).
+func startControllerArgs(ctx context.Context, e *env, logPath string, extra ...string) (*controllerProcess, error) {
 	metricsAddr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -82,6 +88,7 @@ func startController(ctx context.Context, e *env, logPath string) (*controllerPr
 		"--health-probe-bind-address", healthAddr,
 		"--pprof-bind-address", pprofAddr,
 	)
+	cmd.Args = append(cmd.Args, extra...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting dc-controller: %w", err)

@@ -232,7 +232,7 @@ func readRefusals(ctx context.Context, w watch.Interface, f *refusals) {
 // there until its end.
 func (r *runner) hostile(ctx context.Context) error {
 	k := r.o.HostileRollouts
-	sys := dcSystem()
+	sys := dcSystemIn(r.o.primaryMode())
 	ns := namespaceFor(sys.name, "hostile")
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()

@@ -26,6 +26,10 @@ const (
 	// blocks of rollouts one at a time, each about 5 s for the DC's
 	// prescribed pauses, add about two minutes to a run.
 	ScenarioHostile = "hostile"
+	// ScenarioInFlight (issue 28) is not among AllScenarios either: it
+	// rolls out its N DCs twice per deployer mode and holds N rollouts in
+	// flight, a scenario of its own.
+	ScenarioInFlight = "inflight"
 )
 
 // AllScenarios lists the scenarios a run performs by default, in the
@@ -37,7 +41,7 @@ func AllScenarios() []string {
 // KnownScenarios lists every scenario a run can include: the default ones
 // and those run only when asked for.
 func KnownScenarios() []string {
-	return append(AllScenarios(), ScenarioHostile)
+	return append(AllScenarios(), ScenarioHostile, ScenarioInFlight)
 }
 
 // Options configure a run.
@@ -69,6 +73,10 @@ type Options struct {
 	// Repeat is how many times each size is run; the system that goes
 	// first alternates from one repeat to the next (see repeatOrder).
 	Repeat int
+	// DCModes are the deployer modes (ModePod, ModeController) the
+	// throughput scenario runs DeploymentConfigs in, each alongside the
+	// Deployment in every repeat (issue 28); empty means ModePod only.
+	DCModes []string
 	// Replicas of every DC and Deployment.
 	Replicas int32
 	// Nodes is the number of fake nodes.
@@ -79,6 +87,9 @@ type Options struct {
 	// HostileRollouts is the number of rollouts, one at a time, of each
 	// block of the hostile scenario: without, then with the hostile DCs.
 	HostileRollouts int
+	// InFlightSizes are the N of the in-flight scenario: how many
+	// rollouts it holds in flight at once, in each deployer mode.
+	InFlightSizes []int
 	// Probes is the number of probe rollouts of each throughput phase:
 	// template changes of objects of their own, rolled out beforehand,
 	// made one every ProbeInterval once the phase's N rollouts have all
@@ -148,6 +159,7 @@ func DefaultOptions() Options {
 		Nodes:              3,
 		LatencySamples:     20,
 		HostileRollouts:    10,
+		InFlightSizes:      []int{1000},
 		Probes:             20,
 		ProbeInterval:      500 * time.Millisecond,
 		FootprintSizes:     []int{1000, 5000},
@@ -173,6 +185,7 @@ func QuickOptions(o Options) Options {
 	o.Repeat = 2
 	o.LatencySamples = 5
 	o.HostileRollouts = 5
+	o.InFlightSizes = []int{50}
 	o.Probes = 5
 	o.FootprintSizes = []int{50, 200}
 	o.FootprintRevisions = []int{10}
@@ -198,7 +211,7 @@ func (o *Options) validate() error {
 	if len(o.FootprintRevisions) > 1 && !slices.IsSorted(o.FootprintSizes) {
 		return errors.New("footprint sizes must be in increasing order when each has its own revisions")
 	}
-	for _, sizes := range [][]int{o.Sizes, o.FootprintSizes} {
+	for _, sizes := range [][]int{o.Sizes, o.FootprintSizes, o.InFlightSizes} {
 		for _, n := range sizes {
 			if n < 1 {
 				return fmt.Errorf("invalid size %d", n)
@@ -223,6 +236,9 @@ func (o *Options) validate() error {
 	}
 	if o.runs(ScenarioHostile) && o.HostileRollouts < 1 {
 		return fmt.Errorf("hostile rollouts must be at least 1, got %d", o.HostileRollouts)
+	}
+	if err := o.validateModes(); err != nil {
+		return err
 	}
 	if o.Repeat < 1 {
 		return fmt.Errorf("repeat must be at least 1, got %d", o.Repeat)

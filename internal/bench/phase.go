@@ -12,7 +12,10 @@ import (
 // phaseRecord is what dc-bench saw of one phase: a set of rollouts of one
 // system in one namespace, triggered together (or one at a time).
 type phaseRecord struct {
-	System    string
+	System string
+	// Mode is a DeploymentConfig phase's deployer mode, "" for the
+	// Deployment's.
+	Mode      string
 	Phase     string
 	N         int
 	Namespace string
@@ -45,6 +48,9 @@ type phaseRecord struct {
 	// used when the audit log lacks the request.
 	Triggers     map[string]time.Time
 	Done, Failed map[string]time.Time
+	// Steps are the steps of each rollout's critical path the watch saw
+	// (see tracker.steps).
+	Steps map[string]map[string]time.Time
 }
 
 // Seconds is from the phase's start to its last completion.
@@ -111,6 +117,7 @@ func collect(ctx context.Context, o Options, p *phaseRecord, tr *tracker) error 
 	label := fmt.Sprintf("%s %s N=%d", p.System, p.Phase, p.N)
 	err := tr.wait(ctx, o.PhaseTimeout, o.Log, label, p.Names...)
 	p.Done, p.Failed = tr.results()
+	p.Steps = tr.stepsSeen()
 	fmt.Fprintf(o.Log, "  %s: %d complete, %d failed in %.1f s\n", label, len(p.Done), len(p.Failed), p.Seconds())
 	p.End = time.Now()
 	return err

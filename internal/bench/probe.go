@@ -31,7 +31,7 @@ type prober struct {
 // throughput phases and waits for their first rollouts; watchCtx bounds
 // the watch of their rollouts.
 func (r *runner) newProber(ctx, watchCtx context.Context, sys system, n, repeat int) (*prober, error) {
-	ns := namespaceFor(sys.name, fmt.Sprintf("%d-r%d-probes", n, repeat))
+	ns := namespaceFor(sys.slug(), fmt.Sprintf("%d-r%d-probes", n, repeat))
 	tr, err := r.watchNamespace(watchCtx, sys, ns)
 	if err != nil {
 		return nil, err
@@ -80,7 +80,7 @@ func (pr *prober) run(ctx context.Context, phase *phaseRecord, main *tracker, in
 	}
 	names := probeNames(index, o.Probes)
 	fmt.Fprintf(o.Log, "  %s: all started; %d probes, one every %s...\n", label, len(names), o.ProbeInterval)
-	p := &phaseRecord{System: phase.System, Phase: probePhase(phase.Phase), N: len(names), Namespace: pr.namespace,
+	p := &phaseRecord{System: phase.System, Mode: phase.Mode, Phase: probePhase(phase.Phase), N: len(names), Namespace: pr.namespace,
 		Version: probeVersion, TriggerVerb: "patch", Names: names, InFlight: phase.N, Probe: true, StillInFlight: phase.N, Repeat: phase.Repeat, First: phase.First,
 		Load: probeLoad(phase.N, phase.N, phase.Phase)}
 	pr.r.records = append(pr.r.records, p)

@@ -25,6 +25,9 @@ type runner struct {
 	hostileRun *hostileRecord
 	// warnings are problems that did not stop the run, for the notes.
 	warnings []string
+	// ctrl runs dc-controller for the rollout scenarios, in one deployer
+	// mode at a time.
+	ctrl *controllers
 }
 
 // cleanUp deletes a scenario's namespace; a namespace that does not go in
@@ -96,6 +99,11 @@ func (r *runner) scenarios(ctx context.Context, rep *report.Report) error {
 			return err
 		}
 	}
+	if r.o.runs(ScenarioInFlight) {
+		if err := r.inFlight(ctx, rep); err != nil {
+			return err
+		}
+	}
 	if r.o.runs(ScenarioFootprint) {
 		return r.footprint(ctx)
 	}
@@ -105,24 +113,31 @@ func (r *runner) scenarios(ctx context.Context, rep *report.Report) error {
 // rollouts runs the scenarios that roll out: one dc-controller process
 // and the pod runtime serve them all.
 func (r *runner) rollouts(ctx context.Context, rep *report.Report) error {
-	start := startController
+	r.ctrl = &controllers{r: r, start: func(ctx context.Context, e *env, logPath, mode string) (*controllerProcess, error) {
+		return startControllerArgs(ctx, e, logPath, r.o.deployerModeArgs(mode)...)
+	}}
 	if r.o.ProfileDir != "" {
-		start = startProfiledController
+		r.ctrl.start = func(ctx context.Context, e *env, logPath, _ string) (*controllerProcess, error) {
+			return startProfiledController(ctx, e, logPath)
+		}
 		rep.Notes = append(rep.Notes, "Profiling run: dc-controller ran inside dc-bench for the rollout scenarios, so its usage there is dc-bench's.")
 	}
-	c, err := start(ctx, r.e, filepath.Join(r.e.dir, "dc-controller.log"))
-	if err != nil {
+	if err := r.ctrl.use(ctx, r.o.primaryMode()); err != nil {
 		return err
 	}
-	defer c.stop()
 	stopRuntime, err := startRuntime(ctx, r.e, filepath.Join(r.e.dir, "dc-bench-runtime.log"))
 	if err != nil {
+		r.ctrl.stop()
 		return err
 	}
 	defer stopRuntime()
 	defer func() {
-		if u, err := c.usage(); err == nil {
+		r.ctrl.stop()
+		if u, ok := r.ctrl.total(); ok {
 			rep.Controller = &u
+		}
+		if n := len(r.ctrl.usage); n > 1 {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("dc-controller was started %d times, once per switch of deployer mode; its usage is the highest peak and the CPU of all of them.", n))
 		}
 	}()
 	if r.o.runs(ScenarioLatency) {
@@ -198,7 +213,7 @@ func chartPanels(rep *report.Report) []chart.Panel {
 	var panels []chart.Panel
 	for _, t := range rep.Throughput {
 		panels = append(panels, chart.Panel{
-			Title:  fmt.Sprintf("N=%d, %s, repeat %d (DC/Deployment %.2f)", t.N, t.Phase, t.Repeat, t.Ratio),
+			Title:  fmt.Sprintf("N=%d, %s, %s mode, repeat %d (DC/Deployment %.2f)", t.N, t.Phase, orPod(t.Mode), t.Repeat, t.Ratio),
 			Series: []chart.Series{series(t.DC), series(t.Deployment)},
 		})
 	}
@@ -212,4 +227,12 @@ func series(run report.Run) chart.Series {
 		s.Points = append(s.Points, chart.Point{X: p.Seconds, Y: float64(p.Count)})
 	}
 	return s
+}
+
+// orPod is a row's DC mode, pod for rows of none.
+func orPod(mode string) string {
+	if mode == "" {
+		return ModePod
+	}
+	return mode
 }

@@ -13,6 +13,14 @@ import (
 	"github.com/deployconfig/deployconfig/internal/podruntime"
 )
 
+// runtimeQPS and runtimeBurst are each fake node's kubelet client in the
+// pod runtime: the kubelet's defaults (kubeAPIQPS 50, kubeAPIBurst 100),
+// one client per node as each node has its kubelet (issue 28).
+const (
+	runtimeQPS   = 50
+	runtimeBurst = 100
+)
+
 // startRuntime runs the playground's pod runtime in dc-bench's process: it
 // plays the kubelet of deployer pods, running each deployer in-process with
 // its own client (dc-deploy's settings and user agent, acting as the pod's
@@ -31,6 +39,8 @@ func startRuntime(ctx context.Context, e *env, logPath string) (stop func(), err
 		DeployerImages:             []string{deployerImage},
 		NodeSelector:               labels.SelectorFromSet(labels.Set{playground.FakeNodeLabel: playground.FakeNodeLabelValue}),
 		ImpersonateServiceAccounts: true,
+		QPS:                        runtimeQPS,
+		Burst:                      runtimeBurst,
 		Log:                        zap.New(zap.WriteTo(logFile)),
 	})
 	if err != nil {

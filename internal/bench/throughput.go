@@ -16,16 +16,25 @@ import (
 // system is one side of the comparison: how to create its objects, change
 // their template and watch their rollouts.
 type system struct {
-	name   string
+	name string
+	// mode is a DeploymentConfig's deployer mode (ModePod or
+	// ModeController); "" for the Deployment.
+	mode   string
 	create func(ctx context.Context, e *env, namespace, name string) error
 	change func(ctx context.Context, e *env, namespace, name string) error
 	watch  func(ctx context.Context, e *env, namespace string, t *tracker) error
 }
 
-// dcSystem is deployconfig.
+// dcSystem is deployconfig in pod mode.
 func dcSystem() system {
+	return dcSystemIn(ModePod)
+}
+
+// dcSystemIn is deployconfig with dc-controller in a deployer mode.
+func dcSystemIn(mode string) system {
 	return system{
 		name: report.SystemDC,
+		mode: mode,
 		create: func(ctx context.Context, e *env, namespace, name string) error {
 			return e.client.Create(ctx, newDC(namespace, name, e.opts.Replicas))
 		},
@@ -58,10 +67,44 @@ func deploymentSystem() system {
 	}
 }
 
-// systems are the systems the run compares.
+// label names the system and its mode in progress lines and orders,
+// e.g. "DC (controller)".
+func (s system) label() string {
+	if s.mode == "" {
+		return s.name
+	}
+	return report.ModeLabel(s.mode)
+}
+
+// slug names the system in namespaces: pod-mode DCs keep the name they
+// always had, e.g. bench-deploymentconfig-200, other modes add theirs.
+func (s system) slug() string {
+	if s.mode == "" || s.mode == ModePod {
+		return s.name
+	}
+	return s.name + "-" + s.mode
+}
+
+// systems are the systems the throughput scenario compares: DCs in each
+// of the run's deployer modes, and the Deployment.
 func (r *runner) systems() []system {
 	var out []system
-	for _, sys := range []system{dcSystem(), deploymentSystem()} {
+	if r.o.compares(report.SystemDC) {
+		for _, mode := range r.o.DCModes {
+			out = append(out, dcSystemIn(mode))
+		}
+	}
+	if r.o.compares(report.SystemDeployment) {
+		out = append(out, deploymentSystem())
+	}
+	return out
+}
+
+// primarySystems are the systems of the scenarios that run DCs in one
+// mode only: the primary mode's DCs and the Deployment.
+func (r *runner) primarySystems() []system {
+	var out []system
+	for _, sys := range []system{dcSystemIn(r.o.primaryMode()), deploymentSystem()} {
 		if r.o.compares(sys.name) {
 			out = append(out, sys)
 		}
@@ -82,7 +125,10 @@ func (r *runner) throughput(ctx context.Context, n int) error {
 	for k := 1; k <= r.o.Repeat; k++ {
 		order := repeatOrder(r.systems(), k)
 		for _, sys := range order {
-			if err := r.rollAll(ctx, sys, n, k, order[0].name); err != nil {
+			if err := r.ctrl.use(ctx, sys.mode); err != nil {
+				return err
+			}
+			if err := r.rollAll(ctx, sys, n, k, order[0].label()); err != nil {
 				return err
 			}
 		}
@@ -91,21 +137,22 @@ func (r *runner) throughput(ctx context.Context, n int) error {
 }
 
 // repeatOrder is the order the systems run in repeat k (from 1): as given
-// in odd repeats, reversed in even ones, so that neither always meets a
-// cluster the other has just worked (caches, etcd compaction, the API
-// server's memory) or always the fresh one.
+// in the first, rotated by one more in each repeat after it (with two
+// systems: reversed in even repeats), so that none always meets a cluster
+// another has just worked (caches, etcd compaction, the API server's
+// memory) or always the fresh one.
 func repeatOrder(systems []system, k int) []system {
-	out := slices.Clone(systems)
-	if k%2 == 0 {
-		slices.Reverse(out)
+	if len(systems) == 0 {
+		return nil
 	}
-	return out
+	shift := (k - 1) % len(systems)
+	return append(slices.Clone(systems[shift:]), systems[:shift]...)
 }
 
 // rollAll runs both phases for one system, each with its probes when the
 // run has any.
 func (r *runner) rollAll(ctx context.Context, sys system, n, repeat int, first string) error {
-	ns := namespaceFor(sys.name, fmt.Sprintf("%d-r%d", n, repeat))
+	ns := namespaceFor(sys.slug(), fmt.Sprintf("%d-r%d", n, repeat))
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	tr, err := r.watchNamespace(watchCtx, sys, ns)
@@ -128,8 +175,8 @@ func (r *runner) rollAll(ctx context.Context, sys system, n, repeat int, first s
 		{report.PhaseChange, "patch", 2, sys.change},
 	}
 	for i, ph := range phases {
-		fmt.Fprintf(r.o.Log, "%s: %s of %d (repeat %d of %d, %s first)...\n", sys.name, ph.phase, n, repeat, r.o.Repeat, first)
-		p := &phaseRecord{System: sys.name, Phase: ph.phase, N: n, Namespace: ns, Version: ph.version, TriggerVerb: ph.verb, Repeat: repeat, First: first,
+		fmt.Fprintf(r.o.Log, "%s: %s of %d (repeat %d of %d, %s first)...\n", sys.label(), ph.phase, n, repeat, r.o.Repeat, first)
+		p := &phaseRecord{System: sys.name, Mode: sys.mode, Phase: ph.phase, N: n, Namespace: ns, Version: ph.version, TriggerVerb: ph.verb, Repeat: repeat, First: first,
 			Names: names, Load: fmt.Sprintf("%d triggered at once (%s)", n, ph.phase), InFlight: n}
 		r.records = append(r.records, p)
 		trigger := func(ctx context.Context, name string) error { return ph.trigger(ctx, r.e, ns, name) }
@@ -176,7 +223,7 @@ func (r *runner) watchNamespace(ctx context.Context, sys system, ns string) (*tr
 // latency rolls out LatencySamples objects of each system one at a time:
 // each template change waits for the previous rollout to end.
 func (r *runner) latency(ctx context.Context) error {
-	for _, sys := range r.systems() {
+	for _, sys := range r.primarySystems() {
 		if err := r.oneAtATime(ctx, sys); err != nil {
 			return err
 		}
@@ -188,7 +235,7 @@ func (r *runner) latency(ctx context.Context) error {
 // changes them one after the other.
 func (r *runner) oneAtATime(ctx context.Context, sys system) error {
 	k := r.o.LatencySamples
-	ns := namespaceFor(sys.name, "latency")
+	ns := namespaceFor(sys.slug(), "latency")
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	tr, err := r.watchNamespace(watchCtx, sys, ns)
@@ -204,7 +251,7 @@ func (r *runner) oneAtATime(ctx context.Context, sys system) error {
 	if err := finish(ctx, r.o, setup, tr); err != nil {
 		return err
 	}
-	p := &phaseRecord{System: sys.name, Phase: "idle", N: k, Namespace: ns, Version: 2, TriggerVerb: "patch", Names: names,
+	p := &phaseRecord{System: sys.name, Mode: sys.mode, Phase: "idle", N: k, Namespace: ns, Version: 2, TriggerVerb: "patch", Names: names,
 		Load: "idle (one at a time)", InFlight: 1}
 	r.records = append(r.records, p)
 	if err := r.sequential(ctx, sys, p, tr); err != nil {

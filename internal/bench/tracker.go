@@ -37,12 +37,17 @@ type tracker struct {
 	started map[string]bool
 	done    map[string]time.Time
 	failed  map[string]time.Time
+	// steps are when the watch saw steps of each rollout's critical path
+	// (report.Step*): its phase Running, its new ReplicaSet, its first
+	// and last scale.
+	steps map[string]map[string]time.Time
 	// changed is signalled (without blocking) on every new result.
 	changed chan struct{}
 }
 
 func newTracker() *tracker {
-	return &tracker{started: map[string]bool{}, done: map[string]time.Time{}, failed: map[string]time.Time{}, changed: make(chan struct{}, 1)}
+	return &tracker{started: map[string]bool{}, done: map[string]time.Time{}, failed: map[string]time.Time{},
+		steps: map[string]map[string]time.Time{}, changed: make(chan struct{}, 1)}
 }
 
 // expect starts a phase: rollouts to target from now on.
@@ -53,6 +58,59 @@ func (t *tracker) expect(target int64) {
 	t.started = map[string]bool{}
 	t.done = map[string]time.Time{}
 	t.failed = map[string]time.Time{}
+	t.steps = map[string]map[string]time.Time{}
+}
+
+// step notes the first time the watch saw a step of name's rollout, while
+// it is in flight.
+func (t *tracker) step(name, step string) {
+	t.mark(name, step, false)
+}
+
+// scaled notes a scale of one of name's RCs or RSs while its rollout is in
+// flight: the first is its first scale, the latest its last.
+func (t *tracker) scaled(name string) {
+	t.mark(name, report.StepFirstScale, false)
+	t.mark(name, report.StepLastScale, true)
+}
+
+// mark records step of name now, unless the rollout has ended or no phase
+// is under way; latest replaces an earlier time.
+func (t *tracker) mark(name, step string, latest bool) {
+	now := time.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.target == 0 {
+		return
+	}
+	if _, ok := t.done[name]; ok {
+		return
+	}
+	if _, ok := t.failed[name]; ok {
+		return
+	}
+	steps := t.steps[name]
+	if steps == nil {
+		steps = map[string]time.Time{}
+		t.steps[name] = steps
+	}
+	if _, seen := steps[step]; !seen || latest {
+		steps[step] = now
+	}
+}
+
+// stepsSeen returns a copy of the steps seen so far.
+func (t *tracker) stepsSeen() map[string]map[string]time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make(map[string]map[string]time.Time, len(t.steps))
+	for name, steps := range t.steps {
+		out[name] = make(map[string]time.Time, len(steps))
+		for k, v := range steps {
+			out[name][k] = v
+		}
+	}
+	return out
 }
 
 // observe records a rollout of name to version that ended (failed or not).
@@ -75,6 +133,13 @@ func (t *tracker) observe(name string, version int64, failed bool) {
 		t.done[name] = now
 	}
 	t.signal()
+}
+
+// targetVersion is the version of the phase under way.
+func (t *tracker) targetVersion() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.target
 }
 
 // begin records that the rollout of name to version has started.
@@ -185,7 +250,11 @@ func watchDCs(ctx context.Context, kube kubernetes.Interface, namespace string, 
 		case dcv1.DeploymentPhasePending, dcv1.DeploymentPhaseRunning:
 			// The deployer controller writes Pending once it has
 			// created the deployer pod.
-			t.begin(rc.Labels[dcv1.DeploymentConfigLabel], deployment.Version(rc))
+			name, version := rc.Labels[dcv1.DeploymentConfigLabel], deployment.Version(rc)
+			t.begin(name, version)
+			if deployment.Phase(rc) == dcv1.DeploymentPhaseRunning && version == t.targetVersion() {
+				t.step(name, report.StepPhaseRunning)
+			}
 		case dcv1.DeploymentPhaseComplete:
 			t.observe(rc.Labels[dcv1.DeploymentConfigLabel], deployment.Version(rc), false)
 		case dcv1.DeploymentPhaseFailed:
@@ -193,6 +262,9 @@ func watchDCs(ctx context.Context, kube kubernetes.Interface, namespace string, 
 		}
 	}
 	informer := factory.Core().V1().ReplicationControllers().Informer()
+	if _, err := informer.AddEventHandler(scaleHandler(t, rcOwner, "")); err != nil {
+		return fmt.Errorf("watching scales: %w", err)
+	}
 	return runInformer(ctx, factory, informer, handle)
 }
 
@@ -212,6 +284,11 @@ func watchDeployments(ctx context.Context, kube kubernetes.Interface, namespace 
 		}
 	}
 	informer := factory.Apps().V1().Deployments().Informer()
+	// The ReplicaSets' informer starts with the factory; runInformer
+	// waits for the Deployments' alone, as completion needs only them.
+	if _, err := factory.Apps().V1().ReplicaSets().Informer().AddEventHandler(scaleHandler(t, rsOwner, report.StepRSCreated)); err != nil {
+		return fmt.Errorf("watching scales: %w", err)
+	}
 	return runInformer(ctx, factory, informer, handle)
 }
 

@@ -12,6 +12,9 @@
 //     own process group, with the pod's environment, a PATH that finds
 //     dc-deploy (also as openshift-deploy) and kubectl, and a KUBECONFIG
 //     for the cluster;
+//   - writes as each node's kubelet: every fake node has a client (and rate
+//     limiter) of its own for its pods' status, events and Logs objects, at
+//     a kubelet's client limits, as a real cluster has one kubelet per node;
 //   - writes the pod status a kubelet would: phase, conditions, container
 //     state with exit code, reason and times, restart count (restartPolicy
 //     OnFailure restarts the container after a back-off), readiness;

@@ -18,15 +18,11 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	listerscorev1 "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
@@ -81,9 +77,12 @@ type Options struct {
 	// Workers is the number of pods handled at once (their work runs on
 	// its own regardless); default 4.
 	Workers int
-	// QPS and Burst limit the runtime's own client (pod status, events,
-	// Logs objects); default 50 and 100, a kubelet's. Deployers have
-	// clients of their own.
+	// QPS and Burst limit each fake node's kubelet client (its pods'
+	// status, events, Logs objects): every node the runtime runs pods on
+	// has a client and rate limiter of its own, as every kubelet of a
+	// real cluster has; default 50 and 100, a kubelet's kubeAPIQPS and
+	// kubeAPIBurst. The runtime's watches share one more client of the
+	// same limits. Deployers have clients of their own.
 	QPS   float32
 	Burst int
 	// RestartBackoff is the first delay before a failed container of a
@@ -135,9 +134,11 @@ func (o Options) withDefaults() (Options, error) {
 // Runtime runs the deployer and hook pods of a kwok cluster as a kubelet
 // would; see the package documentation.
 type Runtime struct {
-	opts     Options
+	opts Options
+	// client serves the runtime's watches and what it reads for no
+	// node in particular; kubelets write for each node.
 	client   kubernetes.Interface
-	dynamic  dynamic.Interface
+	kubelets *kubelets
 	log      logr.Logger
 	podsDir  string
 	aliasDir string
@@ -163,14 +164,10 @@ func New(opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("making the runtime's client: %w", err)
 	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("making the runtime's client: %w", err)
-	}
 	return &Runtime{
 		opts:     opts,
 		client:   client,
-		dynamic:  dyn,
+		kubelets: newKubelets(opts.Config, opts.QPS, opts.Burst),
 		log:      opts.Log,
 		podsDir:  filepath.Join(opts.StateDir, "pods"),
 		aliasDir: filepath.Join(opts.StateDir, "bin"),
@@ -204,10 +201,8 @@ func (r *Runtime) Run(ctx context.Context) error {
 	if err := c.register(podFactory.Core().V1().Pods().Informer(), nodeFactory.Core().V1().Nodes().Informer()); err != nil {
 		return err
 	}
-	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: r.client.CoreV1().Events("")})
-	defer broadcaster.Shutdown()
-	c.recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: Component})
+	r.kubelets.start(ctx)
+	defer r.kubelets.shutdown()
 
 	podFactory.Start(ctx.Done())
 	nodeFactory.Start(ctx.Done())
@@ -253,21 +248,25 @@ func (r *Runtime) pathDirs() []string {
 	return []string{r.opts.BinDir, r.aliasDir}
 }
 
-// startWorker starts the work of a pod unless it runs already; it reports
-// whether it started one.
-func (r *Runtime) startWorker(ctx context.Context, c *controller, pod *corev1.Pod) bool {
+// startWorker starts the work of a pod unless it runs already, writing
+// with the clients of the pod's node; it reports whether it started one.
+func (r *Runtime) startWorker(ctx context.Context, c *controller, pod *corev1.Pod) (bool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, ok := r.workers[pod.UID]; ok {
-		return false
+		return false, nil
 	}
 	if _, ok := r.ended[pod.UID]; ok {
-		return false
+		return false, nil
 	}
-	w := newPodWorker(ctx, r, c, pod)
+	kubelet, err := r.kubelets.of(pod.Spec.NodeName)
+	if err != nil {
+		return false, err
+	}
+	w := newPodWorker(ctx, r, c, pod, kubelet)
 	r.workers[pod.UID] = w
 	go w.run()
-	return true
+	return true, nil
 }
 
 // worker returns the worker of a pod, if any.
@@ -343,11 +342,10 @@ func (r *Runtime) stopAll() {
 
 // controller feeds pod events to the runtime through a work queue.
 type controller struct {
-	rt       *Runtime
-	pods     listerscorev1.PodLister
-	nodes    listerscorev1.NodeLister
-	queue    workqueue.TypedRateLimitingInterface[types.NamespacedName]
-	recorder record.EventRecorder
+	rt    *Runtime
+	pods  listerscorev1.PodLister
+	nodes listerscorev1.NodeLister
+	queue workqueue.TypedRateLimitingInterface[types.NamespacedName]
 }
 
 // register adds the event handlers: every pod change is a sync of that
@@ -451,10 +449,11 @@ func (c *controller) sync(ctx context.Context, key types.NamespacedName) error {
 	if isTerminal(pod) {
 		return nil
 	}
-	if c.rt.startWorker(ctx, c, pod) {
-		c.rt.log.V(1).Info("Running pod", "pod", key, "uid", pod.UID)
+	started, err := c.rt.startWorker(ctx, c, pod)
+	if started {
+		c.rt.log.V(1).Info("Running pod", "pod", key, "uid", pod.UID, "node", pod.Spec.NodeName)
 	}
-	return nil
+	return err
 }
 
 // terminate stops a deleted pod's work; once nothing runs, it removes the
@@ -465,13 +464,18 @@ func (c *controller) terminate(ctx context.Context, pod *corev1.Pod) error {
 		w.stop(errPodDeleted, deletionGrace(pod))
 		return nil
 	}
-	return c.rt.removePod(ctx, pod.Namespace, pod.Name, pod.UID)
+	return c.rt.removePod(ctx, pod.Spec.NodeName, pod.Namespace, pod.Name, pod.UID)
 }
 
 // removePod deletes a pod whose work has stopped, with no grace period left
-// and only if it is still the same pod, and removes its files.
-func (r *Runtime) removePod(ctx context.Context, namespace, name string, uid types.UID) error {
-	err := r.client.CoreV1().Pods(namespace).Delete(ctx, name, metav1.DeleteOptions{
+// and only if it is still the same pod, and removes its files; the delete
+// is its node's kubelet's.
+func (r *Runtime) removePod(ctx context.Context, node, namespace, name string, uid types.UID) error {
+	kubelet, err := r.kubelets.of(node)
+	if err != nil {
+		return err
+	}
+	err = kubelet.client.CoreV1().Pods(namespace).Delete(ctx, name, metav1.DeleteOptions{
 		GracePeriodSeconds: new(int64(0)),
 		Preconditions:      &metav1.Preconditions{UID: &uid},
 	})
@@ -552,12 +556,6 @@ func terminationGrace(pod *corev1.Pod) time.Duration {
 		return time.Duration(*s) * time.Second
 	}
 	return defaultGrace
-}
-
-// source reads ConfigMaps and Secrets for pods' environments from the API
-// server, as the kubelet does.
-func (c *controller) source() objectSource {
-	return apiSource{client: c.rt.client}
 }
 
 // apiSource is an objectSource backed by the API server.

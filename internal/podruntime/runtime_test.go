@@ -36,8 +36,10 @@ func TestRemoveWorker(t *testing.T) {
 			if remembered == tt.wantStart {
 				t.Errorf("the pod may be started again: %t, want %t", !remembered, tt.wantStart)
 			}
-			if tt.ended && r.startWorker(t.Context(), nil, pod) {
-				t.Error("startWorker started an ended pod again")
+			if tt.ended {
+				if started, _ := r.startWorker(t.Context(), nil, pod); started {
+					t.Error("startWorker started an ended pod again")
+				}
 			}
 		})
 	}

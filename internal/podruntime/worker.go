@@ -39,8 +39,10 @@ type podWorker struct {
 	// pod is the pod as the worker first saw it; what the runtime runs
 	// comes from its spec.
 	pod *corev1.Pod
-	dir podDir
-	log logr.Logger
+	// kubelet is the clients of the pod's node.
+	kubelet *nodeClients
+	dir     podDir
+	log     logr.Logger
 
 	// ctx is the runtime's, for API calls; work is ended by stop, with a
 	// cause.
@@ -57,22 +59,23 @@ type podWorker struct {
 	final bool
 }
 
-func newPodWorker(ctx context.Context, rt *Runtime, c *controller, pod *corev1.Pod) *podWorker {
+func newPodWorker(ctx context.Context, rt *Runtime, c *controller, pod *corev1.Pod, kubelet *nodeClients) *podWorker {
 	// The work ends only through stop, even when the runtime's context
 	// ends: the runtime's shutdown stops it with a grace of its own.
 	work, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	w := &podWorker{
-		rt:     rt,
-		c:      c,
-		key:    types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name},
-		uid:    pod.UID,
-		pod:    pod.DeepCopy(),
-		dir:    newPodDir(rt.podsDir, pod),
-		log:    rt.log.WithValues("pod", pod.Namespace+"/"+pod.Name),
-		ctx:    ctx,
-		work:   work,
-		cancel: cancel,
-		done:   make(chan struct{}),
+		rt:      rt,
+		c:       c,
+		key:     types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name},
+		uid:     pod.UID,
+		pod:     pod.DeepCopy(),
+		kubelet: kubelet,
+		dir:     newPodDir(rt.podsDir, pod),
+		log:     rt.log.WithValues("pod", pod.Namespace+"/"+pod.Name),
+		ctx:     ctx,
+		work:    work,
+		cancel:  cancel,
+		done:    make(chan struct{}),
 	}
 	w.grace.Store(int64(terminationGrace(pod)))
 	return w
@@ -103,7 +106,7 @@ func (w *podWorker) run() {
 	case shutdown:
 		return
 	case deleted:
-		if err := w.rt.removePod(w.ctx, w.key.Namespace, w.key.Name, w.uid); err != nil {
+		if err := w.rt.removePod(w.ctx, w.pod.Spec.NodeName, w.key.Namespace, w.key.Name, w.uid); err != nil {
 			w.log.Error(err, "Removing the deleted pod")
 		}
 	case err != nil && !w.final:
@@ -331,7 +334,7 @@ func (w *podWorker) startFailed(n int32, err error) exit {
 
 // runDeployer runs the deployer in-process.
 func (w *podWorker) runDeployer(p plan, stdout, stderr *criStream) (int32, string) {
-	env, notes := containerEnv(w.work, w.pod, w.container(), w.c.source(), podFacts{hostIP: w.state.hostIP, podIP: w.state.hostIP})
+	env, notes := containerEnv(w.work, w.pod, w.container(), apiSource{client: w.kubelet.client}, podFacts{hostIP: w.state.hostIP, podIP: w.state.hostIP})
 	w.note(notes)
 	sa := ""
 	if w.rt.opts.ImpersonateServiceAccounts {
@@ -368,7 +371,7 @@ func (w *podWorker) runLocalProcess(p plan, n int32, stdout, stderr *criStream) 
 // process's PATH, its working directory when it exists here.
 func (w *podWorker) processSpec(p plan, n int32) (processSpec, error) {
 	c := w.container()
-	podEnv, notes := containerEnv(w.work, w.pod, c, w.c.source(), podFacts{hostIP: w.state.hostIP, podIP: w.state.hostIP})
+	podEnv, notes := containerEnv(w.work, w.pod, c, apiSource{client: w.kubelet.client}, podFacts{hostIP: w.state.hostIP, podIP: w.state.hostIP})
 	w.note(notes)
 	kubeconfig := filepath.Join(string(w.dir), "kubeconfig")
 	sa := ""
@@ -405,11 +408,11 @@ func (w *podWorker) processSpec(p plan, n int32) (processSpec, error) {
 // waits until it does. Failing only costs `kubectl logs`, so it is logged,
 // not returned.
 func (w *podWorker) serveLogs() {
-	if err := ensureLogsObject(w.work, w.rt.dynamic, w.pod, w.dir); err != nil {
+	if err := ensureLogsObject(w.work, w.kubelet.dynamic, w.pod, w.dir); err != nil {
 		w.log.Error(err, "kubectl logs will not work for this pod")
 		return
 	}
-	if err := waitLogsServed(w.work, w.rt.client, w.pod, w.containerName()); err != nil {
+	if err := waitLogsServed(w.work, w.kubelet.client, w.pod, w.containerName()); err != nil {
 		w.log.Error(err, "kubectl logs may not work for this pod")
 	}
 }
@@ -456,7 +459,7 @@ func (w *podWorker) writeStatus() error {
 // when pod is nil. It returns the pod to try again with: nil after an
 // error, so that the next attempt reads the latest.
 func (w *podWorker) updateStatus(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
-	pods := w.rt.client.CoreV1().Pods(w.key.Namespace)
+	pods := w.kubelet.client.CoreV1().Pods(w.key.Namespace)
 	if pod == nil {
 		latest, err := pods.Get(ctx, w.key.Name, metav1.GetOptions{})
 		if err != nil {
@@ -480,7 +483,7 @@ func (w *podWorker) updateStatus(ctx context.Context, pod *corev1.Pod) (*corev1.
 
 // event records an event about the pod, as the kubelet does.
 func (w *podWorker) event(eventType, reason, format string, args ...any) {
-	w.c.recorder.Eventf(w.pod, eventType, reason, format, args...)
+	w.kubelet.recorder.Eventf(w.pod, eventType, reason, format, args...)
 }
 
 // note reports what the runtime had to leave out or change, in the pod's

@@ -30,6 +30,9 @@ type measurer struct {
 	memoryRoot     string
 	sampleInterval time.Duration
 	timeout        time.Duration
+	// inController says dc-controller runs the DC's rollouts itself
+	// (--deployer-mode=controller-when-possible): there is no deployer pod.
+	inController bool
 }
 
 // trigger is a write that starts a rollout; it returns the time just
@@ -38,6 +41,9 @@ type trigger func(ctx context.Context) (time.Time, error)
 
 // rolloutDC starts rollout version of the DC with start and times it.
 func (m *measurer) rolloutDC(ctx context.Context, version int64, start trigger) (Sample, error) {
+	if m.inController {
+		return m.rolloutDCInController(ctx, version, start)
+	}
 	ctx, cancel := context.WithTimeout(ctx, m.timeout)
 	defer cancel()
 	rcName := deployment.Name(dcName, version)

@@ -10,8 +10,11 @@ package nodebench
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"time"
+
+	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 )
 
 // Options configure a run.
@@ -29,6 +32,11 @@ type Options struct {
 	Rollouts int
 	// Replicas of the DC and the Deployment.
 	Replicas int32
+	// DeployerMode is dc-controller's --deployer-mode (issue 28):
+	// dcv1.DeployerModePod (its default: every rollout in a deployer pod)
+	// or dcv1.DeployerModeControllerWhenPossible (the DC's Rolling
+	// rollouts run in the controller, with no pod).
+	DeployerMode string
 	// RolloutTimeout bounds one rollout (and the wait for the namespace to
 	// settle after it).
 	RolloutTimeout time.Duration
@@ -43,6 +51,7 @@ func DefaultOptions() Options {
 	return Options{
 		Rollouts:       20,
 		Replicas:       3,
+		DeployerMode:   dcv1.DeployerModePod,
 		RolloutTimeout: 5 * time.Minute,
 		SampleInterval: 50 * time.Millisecond,
 	}
@@ -58,6 +67,9 @@ func (o *Options) validate() error {
 	}
 	if o.Replicas < 1 {
 		return errors.New("node scenario: replicas must be at least 1")
+	}
+	if o.DeployerMode != dcv1.DeployerModePod && o.DeployerMode != dcv1.DeployerModeControllerWhenPossible {
+		return fmt.Errorf("node scenario: unknown deployer mode %q (want %s or %s)", o.DeployerMode, dcv1.DeployerModePod, dcv1.DeployerModeControllerWhenPossible)
 	}
 	if o.RolloutTimeout <= 0 || o.SampleInterval <= 0 {
 		return errors.New("node scenario: the rollout timeout and the memory sample interval must be above 0")

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/bench/procstat"
 	"github.com/deployconfig/deployconfig/internal/bench/report"
 	"github.com/deployconfig/deployconfig/internal/bench/stats"
@@ -60,6 +61,17 @@ type Settings struct {
 	// PrescribedPauseSeconds is how long the DC's deployer sleeps by its
 	// own settings in one rollout when pods are ready at once.
 	PrescribedPauseSeconds float64 `json:"prescribedPauseSeconds"`
+	// DeployerMode is dc-controller's --deployer-mode (issue 28); "" in
+	// reports before it, which were all pod mode.
+	DeployerMode string `json:"deployerMode,omitempty"`
+}
+
+// Mode is the run's deployer mode, pod for reports before issue 28.
+func (s Settings) Mode() string {
+	if s.DeployerMode == "" {
+		return dcv1.DeployerModePod
+	}
+	return s.DeployerMode
 }
 
 // Sample is one measured rollout.
@@ -90,6 +102,9 @@ type Sample struct {
 	DeployerPeak          uint64 `json:"deployerPeakBytes,omitempty"`
 	DeployerContainerPeak uint64 `json:"deployerContainerPeakBytes,omitempty"`
 	DeployerRSS           uint64 `json:"deployerRSSBytes,omitempty"`
+	// InController marks a DC rollout dc-controller ran itself (issue 28):
+	// it has no deployer pod, so only Complete is measured.
+	InController bool `json:"inController,omitempty"`
 	// Err says why the rollout was not measured; its figures are zero.
 	Err string `json:"error,omitempty"`
 }
@@ -116,6 +131,10 @@ type Summary struct {
 	// (trigger → Running), at the p50 and the p99.
 	Rest    stats.Summary `json:"dcRestAfterPrescribed"`
 	RestMet bool          `json:"restMet"`
+	// RestWithinDeployment is issue 28's verdict, in either deployer mode:
+	// Rest within the Deployment's trigger → Complete alone, at the p50
+	// and the p99.
+	RestWithinDeployment bool `json:"restWithinDeployment"`
 	// Memory summarizes the deployer pod's peak memory, in MiB.
 	PodPeakMiB       stats.Summary `json:"deployerPodPeakMiB"`
 	ContainerPeakMiB stats.Summary `json:"deployerContainerPeakMiB"`
@@ -143,6 +162,10 @@ func (r *Report) Summarize() Summary {
 			continue
 		}
 		v["rest"] = append(v["rest"], smp.Complete-r.Settings.PrescribedPauseSeconds)
+		if smp.InController {
+			// No deployer pod: none of its parts, nor its memory.
+			continue
+		}
 		v["running"] = append(v["running"], smp.DeployerRunning)
 		v["done"] = append(v["done"], smp.DeployerDone)
 		v["start"] = append(v["start"], smp.LogFirst-smp.DeployerRunning)
@@ -175,6 +198,7 @@ func (r *Report) Summarize() Summary {
 	s.PodPeakMiB, s.ContainerPeakMiB, s.RSSMiB = stats.Summarize(pod), stats.Summarize(container), stats.Summarize(rss)
 	s.Rest = stats.Summarize(values[SystemDC]["rest"])
 	s.RestMet, _, _ = report.IdleRestMet(s.Rest, s.Rows[1].Deployment, s.Rows[0].DC)
+	s.RestWithinDeployment, _, _ = report.IdleRestMet(s.Rest, s.Rows[1].Deployment, stats.Summary{})
 	return s
 }
 
@@ -209,6 +233,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(&b, "# Real node: DeploymentConfig vs Deployment, %s\n\n", r.Started.UTC().Format("2006-01-02 15:04 MST"))
 	fmt.Fprintf(&b, "%d rollouts of each, one at a time, on one real node (kubelet, containerd, real containers); %d replicas, Rolling. Ratio = DC / Deployment, measured in the same run. Run took %s.\n\n",
 		r.Settings.Rollouts, r.Settings.Replicas, time.Duration(r.Duration*float64(time.Second)).Round(time.Second).String())
+	fmt.Fprintf(&b, "Deployer mode: **%s** (%s).\n\n", r.Settings.Mode(), modeMeaning(r.Settings.Mode()))
 	b.WriteString("## Rollout time\n\n")
 	b.WriteString("| measure | DC p50 | DC p99 | Deployment p50 | Deployment p99 | ratio p50 | ratio p99 | samples DC / Deployment |\n")
 	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
@@ -217,33 +242,25 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			seconds(row.DC), p99(row.DC), seconds(row.Deployment), p99(row.Deployment),
 			ratio(row.RatioP50), ratio(row.RatioP99), row.DC.Count, row.Deployment.Count)
 	}
-	b.WriteString("\nWhere the DC's time goes (seconds; each part's percentiles are its own, so they need not add up):\n\n| part | p50 | p99 |\n| --- | ---: | ---: |\n")
-	for _, row := range s.Breakdown {
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", row.Measure, seconds(row.DC), p99(row.DC))
-	}
+	inController := r.Settings.Mode() == dcv1.DeployerModeControllerWhenPossible
+	writeBreakdown(&b, s, inController)
 	fmt.Fprintf(&b, "\nThe DC's own settings (updatePeriodSeconds %d, intervalSeconds %d) make its deployer pause %.0f s in each rollout when every pod is ready at once: that much of its trigger → Complete is prescribed, not work.\n",
 		r.Settings.UpdatePeriodSeconds, r.Settings.IntervalSeconds, r.Settings.PrescribedPauseSeconds)
-	if s.Rest.Count > 0 {
+	if s.Rest.Count > 0 && !inController {
 		_, p50, p99 := report.IdleRestMet(s.Rest, s.Rows[1].Deployment, s.Rows[0].DC)
 		fmt.Fprintf(&b, "\nIssue 18's target, as in the kwok report: the DC's trigger → Complete less the prescribed %.0f s (p50 %.2f s, p99 %.2f s) ≤ the Deployment's trigger → Complete + the deployer pod's start (trigger → Running): %.2f s, %.2f s. Met: %s.\n",
 			r.Settings.PrescribedPauseSeconds, s.Rest.P50, s.Rest.P99, p50, p99, yesNo(s.RestMet))
 	}
-	b.WriteString("\n## Deployer pod memory (DeploymentConfig only)\n\n")
-	b.WriteString("| cgroup v1 figure | p50 MiB | max MiB | samples |\n| --- | ---: | ---: | ---: |\n")
-	for _, m := range []struct {
-		name string
-		s    stats.Summary
-	}{
-		{"pod peak (memory.max_usage_in_bytes of the pod: deployer + pause, page cache included)", s.PodPeakMiB},
-		{"deployer container peak (its own memory.max_usage_in_bytes)", s.ContainerPeakMiB},
-		{"deployer container RSS, largest sampled (memory.stat total_rss)", s.RSSMiB},
-	} {
-		fmt.Fprintf(&b, "| %s | %s | %s | %d |\n", m.name, mib2(m.s.P50, m.s.Count), mib2(m.s.Max, m.s.Count), m.s.Count)
+	if s.Rest.Count > 0 {
+		dep := s.Rows[1].Deployment
+		fmt.Fprintf(&b, "\nIssue 28's target (%s mode): the same rest (p50 %.2f s, p99 %.2f s) ≤ the Deployment's trigger → Complete alone: %.2f s, %.2f s. Met: %s.\n",
+			r.Settings.Mode(), s.Rest.P50, s.Rest.P99, dep.P50, dep.P99, yesNo(s.RestWithinDeployment))
 	}
+	writeMemory(&b, s, inController)
 	b.WriteString("\n## Every rollout\n\n| # | system | trigger → deployer Running (s) | trigger → deployer Succeeded (s) | trigger → Complete (s) | pod peak MiB | error |\n| ---: | --- | ---: | ---: | ---: | ---: | --- |\n")
 	for _, smp := range r.Samples {
 		running, done, peak := "", "", ""
-		if smp.System == SystemDC && smp.Err == "" {
+		if smp.System == SystemDC && smp.Err == "" && !smp.InController {
 			running = fmt.Sprintf("%.2f", smp.DeployerRunning)
 			done = fmt.Sprintf("%.2f", smp.DeployerDone)
 			peak = fmt.Sprintf("%.1f", mib(smp.DeployerPeak))
@@ -259,6 +276,47 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// modeMeaning says what the deployer mode means for the DC's rollouts.
+func modeMeaning(mode string) string {
+	if mode == dcv1.DeployerModeControllerWhenPossible {
+		return "dc-controller ran each DC rollout itself, with no deployer pod; every sample checked that none was created and that the RC says `" + dcv1.DeploymentRunnerAnnotation + ": " + dcv1.DeploymentRunnerController + "`"
+	}
+	return "each DC rollout ran in a deployer pod, dc-controller's default"
+}
+
+// writeBreakdown splits the DC's time at its deployer pod's milestones,
+// when it had one.
+func writeBreakdown(b *strings.Builder, s Summary, inController bool) {
+	if inController {
+		b.WriteString("\nNo deployer pod to split the DC's time at: its rollouts ran in dc-controller, and trigger → Complete is all there is.\n")
+		return
+	}
+	b.WriteString("\nWhere the DC's time goes (seconds; each part's percentiles are its own, so they need not add up):\n\n| part | p50 | p99 |\n| --- | ---: | ---: |\n")
+	for _, row := range s.Breakdown {
+		fmt.Fprintf(b, "| %s | %s | %s |\n", row.Measure, seconds(row.DC), p99(row.DC))
+	}
+}
+
+// writeMemory is the deployer pod's memory, when there were pods.
+func writeMemory(b *strings.Builder, s Summary, inController bool) {
+	b.WriteString("\n## Deployer pod memory (DeploymentConfig only)\n\n")
+	if inController {
+		b.WriteString("None: no deployer pod ran. dc-controller's own memory is what the rollouts cost here (see the kwok report's in-flight section).\n")
+		return
+	}
+	b.WriteString("| cgroup v1 figure | p50 MiB | max MiB | samples |\n| --- | ---: | ---: | ---: |\n")
+	for _, m := range []struct {
+		name string
+		s    stats.Summary
+	}{
+		{"pod peak (memory.max_usage_in_bytes of the pod: deployer + pause, page cache included)", s.PodPeakMiB},
+		{"deployer container peak (its own memory.max_usage_in_bytes)", s.ContainerPeakMiB},
+		{"deployer container RSS, largest sampled (memory.stat total_rss)", s.RSSMiB},
+	} {
+		fmt.Fprintf(b, "| %s | %s | %s | %d |\n", m.name, mib2(m.s.P50, m.s.Count), mib2(m.s.Max, m.s.Count), m.s.Count)
+	}
 }
 
 // writeSettings is the settings table: everything needed to repeat the run.
@@ -281,6 +339,7 @@ func writeSettings(b *strings.Builder, r *Report) {
 		{"application image", st.ApplicationImage},
 		{"deployer image", st.DeployerImage},
 		{"dc-controller", fmt.Sprintf("%d pods from config/default", st.ControllerReplicas)},
+		{"deployer mode", fmt.Sprintf("%s (dc-controller's --deployer-mode)", st.Mode())},
 		{"memory sampling", fmt.Sprintf("every %d ms from the deployer pod's creation to the rollout's end", st.MemorySampleMillis)},
 	}
 	for _, row := range rows {

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/bench/procstat"
 	"github.com/deployconfig/deployconfig/internal/controller"
 	"github.com/deployconfig/deployconfig/internal/deployer/strategy"
@@ -108,7 +109,7 @@ func setUp(ctx context.Context, o Options, dir string, rep *Report) (*measurer, 
 		return nil, fmt.Errorf("bringing the real node up: %w", err)
 	}
 	fmt.Fprintln(o.Log, "Installing dc-controller from config/default...")
-	err = cluster.InstallController(ctx, o.BinDir, realnode.Controller{Root: o.Root})
+	err = cluster.InstallController(ctx, o.BinDir, realnode.Controller{Root: o.Root, Args: controllerArgs(o.DeployerMode)})
 	if err != nil {
 		return nil, fmt.Errorf("installing dc-controller: %w", err)
 	}
@@ -137,6 +138,7 @@ func setUp(ctx context.Context, o Options, dir string, rep *Report) (*measurer, 
 	return &measurer{
 		client: c, clientset: cs, namespace: namespace,
 		memoryRoot: cluster.MemoryCgroup(), sampleInterval: o.SampleInterval, timeout: o.RolloutTimeout,
+		inController: o.DeployerMode == dcv1.DeployerModeControllerWhenPossible,
 	}, nil
 }
 
@@ -230,6 +232,7 @@ func settings(o Options) Settings {
 		MemorySampleMillis:     o.SampleInterval.Milliseconds(),
 		ControllerReplicas:     controllerReplicas,
 		PrescribedPauseSeconds: pause.Seconds(),
+		DeployerMode:           o.DeployerMode,
 	}
 }
 

@@ -21,7 +21,9 @@ func WriteMarkdown(w io.Writer, r *Report, chart string) error {
 	writeThroughput(&b, r)
 	writeAPICost(&b, r)
 	writeLatency(&b, r)
+	writeCriticalPath(&b, r)
 	writeHostile(&b, r)
+	writeInFlight(&b, r)
 	writeFootprint(&b, r)
 	writeReference(&b, r)
 	writeSettings(&b, r)
@@ -64,11 +66,11 @@ func writeThroughput(b *strings.Builder, r *Report) {
 	b.WriteString("## 1. Rollout throughput\n\n")
 	b.WriteString("Wall time from the first create (or template change) to the last rollout's completion. Ratio = DC / Deployment; below 1 means DeploymentConfigs finished first. " +
 		"Each repeat runs both systems one after the other; which goes first alternates from one repeat to the next.\n\n")
-	b.WriteString("| N | phase | repeat (first) | DC | Deployment | ratio | DC trigger→complete p50 / p99 | Deployment p50 / p99 | failed (DC / Deployment) |\n")
-	b.WriteString("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	b.WriteString("| N | phase | DC mode | repeat (first) | DC | Deployment | ratio | DC trigger→complete p50 / p99 | Deployment p50 / p99 | failed (DC / Deployment) |\n")
+	b.WriteString("| ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, t := range r.Throughput {
-		fmt.Fprintf(b, "| %d | %s | %s | %.1f s | %.1f s | **%.2f** | %.1f / %.1f s | %.1f / %.1f s | %d / %d |\n",
-			t.N, t.Phase, repeatLabel(t.Repeat, t.First), t.DC.Seconds, t.Deployment.Seconds, t.Ratio,
+		fmt.Fprintf(b, "| %d | %s | %s | %s | %.1f s | %.1f s | **%.2f** | %.1f / %.1f s | %.1f / %.1f s | %d / %d |\n",
+			t.N, t.Phase, orDash(t.Mode), repeatLabel(t.Repeat, t.First), t.DC.Seconds, t.Deployment.Seconds, t.Ratio,
 			t.DC.Complete.P50, t.DC.Complete.P99, t.Deployment.Complete.P50, t.Deployment.Complete.P99,
 			t.DC.Failed, t.Deployment.Failed)
 	}
@@ -77,10 +79,10 @@ func writeThroughput(b *strings.Builder, r *Report) {
 		return
 	}
 	b.WriteString("Over the repeats (min / median / max; the targets read the median):\n\n")
-	b.WriteString("| N | phase | repeats | order (first system per repeat) | DC s | Deployment s | ratio |\n")
-	b.WriteString("| ---: | --- | ---: | --- | ---: | ---: | ---: |\n")
+	b.WriteString("| N | phase | DC mode | repeats | order (first system per repeat) | DC s | Deployment s | ratio |\n")
+	b.WriteString("| ---: | --- | --- | ---: | --- | ---: | ---: | ---: |\n")
 	for _, s := range r.Spreads {
-		fmt.Fprintf(b, "| %d | %s | %d | %s | %s | %s | %s |\n", s.N, s.Phase, s.Repeats, orders(s.First),
+		fmt.Fprintf(b, "| %d | %s | %s | %d | %s | %s | %s | %s |\n", s.N, s.Phase, orDash(s.Mode), s.Repeats, orders(s.First),
 			spread(s.DC, "%.1f"), spread(s.Deployment, "%.1f"), spread(s.Ratio, "%.2f"))
 	}
 	b.WriteString("\n")
@@ -100,6 +102,15 @@ func shortSystem(s string) string {
 		return "DC"
 	}
 	return s
+}
+
+// systemLabel names a row's system with a DC's deployer mode, e.g.
+// "DeploymentConfig (controller)".
+func systemLabel(system, mode string) string {
+	if system != SystemDC || mode == "" {
+		return system
+	}
+	return system + " (" + mode + ")"
 }
 
 // orders lists the first system of each repeat.
@@ -139,20 +150,20 @@ func writeAPICost(b *strings.Builder, r *Report) {
 				ratio = fmt.Sprintf("**%.2f**", c.RolloutWrites()/dep.RolloutWrites())
 			}
 		}
-		fmt.Fprintf(b, "| %d | %s | %s | %d | %.2f | %s | %.2f | %.2f | %.2f |\n", c.N, c.Phase, c.System, c.Repeats,
+		fmt.Fprintf(b, "| %d | %s | %s | %d | %.2f | %s | %.2f | %.2f | %.2f |\n", c.N, c.Phase, systemLabel(c.System, c.Mode), c.Repeats,
 			c.RolloutWrites(), ratio, c.WritesExclPods(), c.PerRollout(t.Objects), c.PerRollout(t.Writes()))
 	}
 	b.WriteString("\n")
 	if len(r.WriteSpreads) > 0 {
 		b.WriteString("Writes of the rollout per rollout over the repeats (min / median / max):\n\n")
-		b.WriteString("| N | phase | DC | Deployment | ratio |\n| ---: | --- | ---: | ---: | ---: |\n")
+		b.WriteString("| N | phase | DC mode | DC | Deployment | ratio |\n| ---: | --- | --- | ---: | ---: | ---: |\n")
 		for _, w := range r.WriteSpreads {
-			fmt.Fprintf(b, "| %d | %s | %s | %s | %s |\n", w.N, w.Phase, spread(w.DC, "%.2f"), spread(w.Deployment, "%.2f"), spread(w.Ratio, "%.2f"))
+			fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s |\n", w.N, w.Phase, orDash(w.Mode), spread(w.DC, "%.2f"), spread(w.Deployment, "%.2f"), spread(w.Ratio, "%.2f"))
 		}
 		b.WriteString("\n")
 	}
 	for _, c := range pooled {
-		fmt.Fprintf(b, "### %s, %s, N=%d (per rollout)\n\n", c.System, c.Phase, c.N)
+		fmt.Fprintf(b, "### %s, %s, N=%d (per rollout)\n\n", systemLabel(c.System, c.Mode), c.Phase, c.N)
 		b.WriteString("| actor | objects | app pods | deployer pods | events | total | conflicts | reads | top writes (total) |\n")
 		b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
 		for _, a := range c.Actors {
@@ -241,7 +252,7 @@ func writeLatency(b *strings.Builder, r *Report) {
 	b.WriteString("| system | load | samples | → deployer pod p50 / p90 / p99 / max | → complete p50 / p90 / p99 / max |\n")
 	b.WriteString("| --- | --- | ---: | ---: | ---: |\n")
 	for _, l := range r.Latency {
-		fmt.Fprintf(b, "| %s | %s | %d | %s | %s |\n", l.System, l.Load, l.ToComplete.Count, summary(l.ToDeployerPod), summary(l.ToComplete))
+		fmt.Fprintf(b, "| %s | %s | %d | %s | %s |\n", systemLabel(l.System, l.Mode), l.Load, l.ToComplete.Count, summary(l.ToDeployerPod), summary(l.ToComplete))
 	}
 	b.WriteString("\n")
 	writeIdleSplit(b, r)
@@ -375,6 +386,8 @@ func writeSettings(b *strings.Builder, r *Report) {
 		{"dc-controller client", fmt.Sprintf("QPS %.0f, burst %d for each of its DC and deployer controllers (a client and one rate limiter each, as each kube-controller-manager controller has), %d workers per controller", s.ControllerQPS, s.ControllerBurst, s.ControllerWorkers)},
 		{"dc-controller GC", s.ControllerGOGC},
 		{"each deployer's client", fmt.Sprintf("QPS %.0f, burst %d (client-go defaults, as dc-deploy in a deployer pod)", s.DeployerQPS, s.DeployerBurst)},
+		{"pod runtime (kubelet of deployer pods)", runtimeSetting(s)},
+		{"DC deployer modes", modesSetting(s)},
 		{"kube-controller-manager", fmt.Sprintf("QPS %.0f, burst %d (%s); %s", s.KCMQPS, s.KCMBurst, kcmClientOrigin(s.KCMDefaults), s.KCMConcurrency)},
 		{"dc-bench's own client", fmt.Sprintf("QPS %.0f", s.BenchQPS)},
 		{"latency at idle", fmt.Sprintf("%d rollouts, one at a time", s.LatencySamples)},

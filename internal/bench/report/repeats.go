@@ -11,8 +11,10 @@ import (
 // min / median / max of each system's time and of their ratio, and which
 // system went first in each repeat.
 type ThroughputSpread struct {
-	N          int          `json:"n"`
-	Phase      string       `json:"phase"`
+	N     int    `json:"n"`
+	Phase string `json:"phase"`
+	// Mode is the DCs' deployer mode.
+	Mode       string       `json:"mode,omitempty"`
 	Repeats    int          `json:"repeats"`
 	DC         stats.Spread `json:"dc"`
 	Deployment stats.Spread `json:"deployment"`
@@ -26,17 +28,20 @@ type ThroughputSpread struct {
 // WritesSpread is the writes of the rollout (issue 18's definition: every
 // write but the application pods') per rollout, over the repeats.
 type WritesSpread struct {
-	N          int          `json:"n"`
-	Phase      string       `json:"phase"`
+	N     int    `json:"n"`
+	Phase string `json:"phase"`
+	// Mode is the DCs' deployer mode.
+	Mode       string       `json:"mode,omitempty"`
 	DC         stats.Spread `json:"dc"`
 	Deployment stats.Spread `json:"deployment"`
 	Ratio      stats.Spread `json:"ratio"`
 }
 
-// phaseKey identifies a phase at a size.
+// phaseKey identifies a phase at a size, and the DCs' deployer mode.
 type phaseKey struct {
 	n     int
 	phase string
+	mode  string
 }
 
 // ThroughputSpreads groups the throughput results of every repeat by size
@@ -45,7 +50,7 @@ func ThroughputSpreads(ts []Throughput) []ThroughputSpread {
 	var keys []phaseKey
 	groups := map[phaseKey][]Throughput{}
 	for _, t := range ts {
-		k := phaseKey{t.N, t.Phase}
+		k := phaseKey{t.N, t.Phase, t.Mode}
 		if _, ok := groups[k]; !ok {
 			keys = append(keys, k)
 		}
@@ -55,7 +60,7 @@ func ThroughputSpreads(ts []Throughput) []ThroughputSpread {
 	for _, k := range keys {
 		g := groups[k]
 		var dc, dep, ratio []float64
-		s := ThroughputSpread{N: k.n, Phase: k.phase, Repeats: len(g)}
+		s := ThroughputSpread{N: k.n, Phase: k.phase, Mode: k.mode, Repeats: len(g)}
 		for _, t := range g {
 			dc, dep, ratio = append(dc, t.DC.Seconds), append(dep, t.Deployment.Seconds), append(ratio, t.Ratio)
 			s.First = append(s.First, t.First)
@@ -75,31 +80,32 @@ func WritesSpreads(costs []APICost) []WritesSpread {
 		phaseKey
 		repeat int
 	}
+	// The Deployment's cost of a repeat (mode "") pairs with the DCs'
+	// of every mode.
 	var keys []phaseKey
 	deps := map[repeatKey]APICost{}
 	for _, c := range costs {
-		k := repeatKey{phaseKey{c.N, c.Phase}, c.Repeat}
-		if !slices.Contains(keys, k.phaseKey) {
-			keys = append(keys, k.phaseKey)
-		}
 		if c.System == SystemDeployment {
-			deps[k] = c
+			deps[repeatKey{phaseKey{c.N, c.Phase, ""}, c.Repeat}] = c
+			continue
+		}
+		if k := (phaseKey{c.N, c.Phase, c.Mode}); !slices.Contains(keys, k) {
+			keys = append(keys, k)
 		}
 	}
 	var out []WritesSpread
 	for _, pk := range keys {
 		var dc, dep, ratio []float64
 		for _, c := range costs {
-			k := repeatKey{phaseKey{c.N, c.Phase}, c.Repeat}
-			d, ok := deps[k]
-			if c.System != SystemDC || k.phaseKey != pk || !ok {
+			d, ok := deps[repeatKey{phaseKey{c.N, c.Phase, ""}, c.Repeat}]
+			if c.System != SystemDC || (phaseKey{c.N, c.Phase, c.Mode}) != pk || !ok {
 				continue
 			}
 			a, b := c.RolloutWrites(), d.RolloutWrites()
 			dc, dep, ratio = append(dc, a), append(dep, b), append(ratio, stats.Ratio(a, b))
 		}
 		if len(dc) > 0 {
-			out = append(out, WritesSpread{N: pk.n, Phase: pk.phase, DC: stats.SpreadOf(dc), Deployment: stats.SpreadOf(dep), Ratio: stats.SpreadOf(ratio)})
+			out = append(out, WritesSpread{N: pk.n, Phase: pk.phase, Mode: pk.mode, DC: stats.SpreadOf(dc), Deployment: stats.SpreadOf(dep), Ratio: stats.SpreadOf(ratio)})
 		}
 	}
 	return out
@@ -116,11 +122,11 @@ func PoolCosts(costs []APICost) []APICost {
 	var out []APICost
 	index := map[key]int{}
 	for _, c := range costs {
-		k := key{phaseKey{c.N, c.Phase}, c.System}
+		k := key{phaseKey{c.N, c.Phase, c.Mode}, c.System}
 		i, ok := index[k]
 		if !ok {
 			index[k] = len(out)
-			out = append(out, APICost{N: c.N, Phase: c.Phase, System: c.System})
+			out = append(out, APICost{N: c.N, Phase: c.Phase, System: c.System, Mode: c.Mode})
 			i = len(out) - 1
 		}
 		out[i].Rollouts += c.Rollouts

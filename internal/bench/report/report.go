@@ -44,6 +44,12 @@ type Report struct {
 	Reference    *Reference         `json:"reference,omitempty"`
 	// Hostile is the hostile scenario's figures (issue 29).
 	Hostile *Hostile `json:"hostile,omitempty"`
+	// InFlight is the in-flight scenario's figures (issue 28), one per
+	// size and deployer mode.
+	InFlight []InFlight `json:"inFlight,omitempty"`
+	// CriticalPaths split the throughput phases' rollouts into the steps
+	// of their critical path (issue 28), per size, phase, system and mode.
+	CriticalPaths []CriticalPath `json:"criticalPaths,omitempty"`
 	// Controller is dc-controller's resource use during the rollout
 	// scenarios (one process for all of them).
 	Controller *procstat.Usage `json:"controller,omitempty"`
@@ -77,8 +83,14 @@ type Settings struct {
 	ControllerGOGC    string  `json:"controllerGOGC"`
 	DeployerQPS       float64 `json:"deployerQPS"`
 	DeployerBurst     int     `json:"deployerBurst"`
-	KCMQPS            float64 `json:"kubeControllerManagerQPS"`
-	KCMBurst          int     `json:"kubeControllerManagerBurst"`
+	// RuntimeQPS and RuntimeBurst are each fake node's kubelet client in
+	// the pod runtime (one client per node, issue 28).
+	RuntimeQPS   float64 `json:"runtimeQPS,omitempty"`
+	RuntimeBurst int     `json:"runtimeBurst,omitempty"`
+	// DCModes are the deployer modes the throughput scenario ran DCs in.
+	DCModes  []string `json:"dcModes,omitempty"`
+	KCMQPS   float64  `json:"kubeControllerManagerQPS"`
+	KCMBurst int      `json:"kubeControllerManagerBurst"`
 	// KCMDefaults says KCMQPS and KCMBurst are kube-controller-manager's
 	// defaults, which the run left alone.
 	KCMDefaults        bool    `json:"kubeControllerManagerDefaults"`
@@ -121,6 +133,8 @@ type Run struct {
 type Throughput struct {
 	N     int    `json:"n"`
 	Phase string `json:"phase"`
+	// Mode is the DCs' deployer mode (ModePod, ModeController).
+	Mode string `json:"mode,omitempty"`
 	// Repeat numbers the repeat (from 1); First names the system that ran
 	// first in it (the order alternates from one repeat to the next).
 	Repeat     int     `json:"repeat,omitempty"`
@@ -135,6 +149,8 @@ type APICost struct {
 	N      int    `json:"n"`
 	Phase  string `json:"phase"`
 	System string `json:"system"`
+	// Mode is a DC cost's deployer mode, "" for the Deployment's.
+	Mode string `json:"mode,omitempty"`
 	// Repeat numbers the repeat (from 1); pooled costs (PoolCosts) have
 	// none and count the Repeats they add up.
 	Repeat   int                `json:"repeat,omitempty"`
@@ -183,6 +199,8 @@ func (c APICost) WritesExclPods() float64 {
 // Latency is a distribution of per-rollout delays under one load.
 type Latency struct {
 	System string `json:"system"`
+	// Mode is a DC row's deployer mode, "" for the Deployment's.
+	Mode string `json:"mode,omitempty"`
 	// Load says what else was going on, e.g. "idle (one at a time)" or
 	// "1000 triggered at once".
 	Load string `json:"load"`

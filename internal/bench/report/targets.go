@@ -26,7 +26,7 @@ const (
 // several repeats are judged by their median.
 func EvaluateTargets(r *Report) []Target {
 	r.Summarize()
-	return []Target{
+	return append([]Target{
 		ratioTarget(r, PhaseChange, targetChangeRatio),
 		ratioTarget(r, PhaseFirst, targetFirstRatio),
 		writesTarget(r, PhaseChange, targetWritesRatio),
@@ -37,7 +37,7 @@ func EvaluateTargets(r *Report) []Target {
 		rssTarget(r, targetDCs, targetRSSBytes),
 		rssTarget(r, targetLargeDCs, targetLargeRSSBytes),
 		syncCPU(r),
-	}
+	}, modeTargets(r)...)
 }
 
 // largestSpread returns the phase's spread over repeats at the largest N.
@@ -45,7 +45,7 @@ func largestSpread(r *Report, phase string) (ThroughputSpread, bool) {
 	var best ThroughputSpread
 	found := false
 	for _, t := range r.Spreads {
-		if t.Phase == phase && (!found || t.N > best.N) {
+		if t.Phase == phase && primaryMode(t.Mode) && (!found || t.N > best.N) {
 			best, found = t, true
 		}
 	}
@@ -95,7 +95,7 @@ func writesTarget(r *Report, phase string, limit float64) Target {
 	}
 	var best *WritesSpread
 	for i, w := range r.WriteSpreads {
-		if w.Phase == phase && (best == nil || w.N > best.N) {
+		if w.Phase == phase && primaryMode(w.Mode) && (best == nil || w.N > best.N) {
 			best = &r.WriteSpreads[i]
 		}
 	}
