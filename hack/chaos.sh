@@ -6,6 +6,9 @@
 # injected, rollouts completed, violations found; it fails on any violation
 # or failed round. Arguments go to the test binary, e.g.
 #   hack/chaos.sh -seed=1234 -count=1 -test.run TestRandomWalk
+# -deployer-mode=pod|controller-when-possible picks dc-controller's
+# --deployer-mode (default: dc-controller's own, pod); make chaos runs this
+# script once in each.
 # CHAOS_VERBOSE=1 also prints every fault as it is injected; DC_KEEP_CLUSTER=1
 # keeps the cluster of a failed run for a look. Needs `make tools build`.
 set -euo pipefail

@@ -22,6 +22,7 @@ import (
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/deployer"
+	"github.com/deployconfig/deployconfig/internal/deployment"
 )
 
 // DeployerMode says where dc-controller runs rollouts: in a deployer pod
@@ -54,7 +55,7 @@ func ParseDeployerMode(name, value string) (DeployerMode, error) {
 // runsInController decides whether a rollout runs inside dc-controller:
 // the DeploymentConfig's deployer-mode annotation (as encoded in the
 // rollout) or else the controller's mode asks for it, and the rollout needs
-// no pod (see needsNoPod). An invalid annotation is an error, and the caller runs the
+// no pod (see deployment.NeedsPod). An invalid annotation is an error, and the caller runs the
 // rollout in the controller's mode.
 func runsInController(mode DeployerMode, dc *dcv1.DeploymentConfig) (bool, error) {
 	var err error
@@ -64,31 +65,7 @@ func runsInController(mode DeployerMode, dc *dcv1.DeploymentConfig) (bool, error
 			mode = m
 		}
 	}
-	return mode == DeployerModeControllerWhenPossible && needsNoPod(&dc.Spec.Strategy), err
-}
-
-// needsNoPod reports whether a strategy only scales, switches Services
-// and routes and queries metrics: no Custom strategy, no custom deployer
-// image or command, no execNewPod hook, and no tagImages hook, whose
-// registry calls (to hosts the user names, with the namespace's pull
-// secrets) belong in the namespace's pod rather than in the controller.
-func needsNoPod(s *dcv1.DeploymentStrategy) bool {
-	if s.Type == dcv1.DeploymentStrategyTypeCustom || s.CustomParams != nil {
-		return false
-	}
-	var hooks []*dcv1.LifecycleHook
-	if p := s.RecreateParams; p != nil {
-		hooks = append(hooks, p.Pre, p.Mid, p.Post)
-	}
-	if p := s.RollingParams; p != nil {
-		hooks = append(hooks, p.Pre, p.Post)
-	}
-	for _, h := range hooks {
-		if h != nil && (h.ExecNewPod != nil || len(h.TagImages) > 0) {
-			return false
-		}
-	}
-	return true
+	return mode == DeployerModeControllerWhenPossible && !deployment.NeedsPod(&dc.Spec.Strategy), err
 }
 
 // errRunnerFull: as many rollouts as allowed already run in the controller.

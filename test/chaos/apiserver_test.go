@@ -13,7 +13,7 @@ import (
 // rollouts run. dc-controller, the deployers and the hooks lose the API
 // server for a few seconds; every rollout must still end Complete, once.
 func TestAPIServerRestart(t *testing.T) {
-	ensureControllers(t, defaultControllers)
+	ensureControllers(t, defaultControllers())
 	runRounds(t, "d apiserver restart", func(r *round) {
 		ctx := r.ctx
 		dcs := names("api", 2+r.rand.IntN(3))

@@ -17,8 +17,8 @@ import (
 // minVersion or later, and checks it: the latest deployment is Complete and
 // deploys the current template (no change was lost), latestVersion is at
 // most maxVersion (no rollout was started twice), every deployment had at
-// most one deployer pod (none ran twice), and the DeploymentConfig settles
-// at its replicas.
+// most one deployer pod and ran where the deployer mode puts it (none ran
+// twice), and the DeploymentConfig settles at its replicas.
 func (r *round) checkCompleted(ctx context.Context, name string, minVersion, maxVersion int64) error {
 	dc, rc, err := suite.dcs.WaitLatestDone(ctx, r.ns, name, minVersion, rolloutTimeout)
 	if err != nil {
@@ -40,7 +40,8 @@ func (r *round) checkCompleted(ctx context.Context, name string, minVersion, max
 }
 
 // checkDeployerPods checks that no deployment of a DeploymentConfig had
-// more than one deployer pod.
+// more than one deployer pod, and that each ran where the deployer mode
+// puts it (checkRunner).
 func (r *round) checkDeployerPods(ctx context.Context, name string) error {
 	rcs, err := suite.dcs.Deployments(ctx, r.ns, name)
 	if err != nil {
@@ -49,6 +50,9 @@ func (r *round) checkDeployerPods(ctx context.Context, name string) error {
 	for _, rc := range rcs {
 		if n := r.tracker.deployerPods(rc.Name); n > 1 {
 			return fmt.Errorf("%s had %d deployer pods: it ran twice", rc.Name, n)
+		}
+		if err := r.checkRunner(rc); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -8,7 +8,10 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/deployment"
 	"github.com/deployconfig/deployconfig/test/rollout"
 )
 
@@ -22,7 +25,7 @@ const createParallelism = 16
 // exactly once: latestVersion is the number of rollouts asked for, and no
 // deployment had a second deployer pod.
 func TestControllerKilled(t *testing.T) {
-	ensureControllers(t, defaultControllers)
+	ensureControllers(t, defaultControllers())
 	runRounds(t, "b controller killed", func(r *round) {
 		dcs := names("kill", suite.sizes.rollouts)
 		opts := rollout.Options{Replicas: 2, Strategy: dcv1.DeploymentStrategyTypeRolling, MaxSurge: "1", MaxUnavailable: "0"}
@@ -75,15 +78,33 @@ func (r *round) killController(ctx context.Context, rnd *rand.Rand) {
 			return
 		}
 		victim := replicas[rnd.IntN(len(replicas))]
-		pid := victim.PID()
+		pid, inController := victim.PID(), r.countRunningInController(ctx)
 		if err := victim.Kill(context.WithoutCancel(ctx)); err != nil {
 			r.t.Errorf("killing %s: %v", victim.Name, err)
 			return
 		}
-		r.fault("SIGKILL %s (pid %d)", victim.Name, pid)
+		r.fault("SIGKILL %s (pid %d), with %d rollouts running in dc-controller", victim.Name, pid, inController)
 		if err := victim.Start(context.WithoutCancel(ctx)); err != nil {
 			r.t.Errorf("restarting %s: %v", victim.Name, err)
 			return
 		}
 	}
+}
+
+// countRunningInController counts the round's deployments Running in
+// dc-controller: the rollouts a kill takes down with the process. -1 when
+// they cannot be listed.
+func (r *round) countRunningInController(ctx context.Context) int {
+	rcs, err := suite.env.Clientset().CoreV1().ReplicationControllers(r.ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return -1
+	}
+	n := 0
+	for i := range rcs.Items {
+		rc := &rcs.Items[i]
+		if deployment.Phase(rc) == dcv1.DeploymentPhaseRunning && rc.Annotations[dcv1.DeploymentRunnerAnnotation] == dcv1.DeploymentRunnerController {
+			n++
+		}
+	}
+	return n
 }

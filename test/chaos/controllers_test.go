@@ -9,10 +9,14 @@ import (
 
 // defaultControllers is how dc-controller runs unless a scenario needs
 // otherwise: one replica, no leader election, so that a restarted one
-// takes over at once.
-var defaultControllers = clusterenv.ControllerSpec{Replicas: 1}
+// takes over at once, in the run's deployer mode.
+func defaultControllers() clusterenv.ControllerSpec {
+	return suite.mode.controllers(clusterenv.ControllerSpec{Replicas: 1})
+}
 
-// ensureControllers makes dc-controller run as spec says.
+// ensureControllers makes dc-controller run as spec says (a spec from
+// defaultControllers or suite.mode.controllers, which add the run's
+// deployer mode).
 func ensureControllers(t *testing.T, spec clusterenv.ControllerSpec) {
 	t.Helper()
 	if err := suite.env.Controllers.Ensure(t.Context(), spec); err != nil {
@@ -26,7 +30,7 @@ func useControllers(t *testing.T, spec clusterenv.ControllerSpec) {
 	t.Helper()
 	ensureControllers(t, spec)
 	t.Cleanup(func() {
-		if err := suite.env.Controllers.Ensure(context.Background(), defaultControllers); err != nil {
+		if err := suite.env.Controllers.Ensure(context.Background(), defaultControllers()); err != nil {
 			t.Errorf("restoring dc-controller: %v", err)
 		}
 	})

@@ -26,7 +26,7 @@ const reasonDeployerPodGone = "deployer pod no longer exists"
 // fall-back), the failed one at zero.
 func TestDeployerPodDeleted(t *testing.T) {
 	t.Parallel()
-	ensureControllers(t, defaultControllers)
+	ensureControllers(t, defaultControllers())
 	runRounds(t, "e deployer pod deleted", func(r *round) {
 		ctx := r.ctx
 		name := "victim"

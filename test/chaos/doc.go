@@ -27,4 +27,15 @@
 // every scenario (make test); hack/chaos.sh runs the long one (make chaos)
 // and prints the counts: scenarios run, faults injected, rollouts
 // completed, violations found.
+//
+// -deployer-mode gives dc-controller its --deployer-mode, and make chaos
+// and make test-chaos run the suite once in each. In pod mode every
+// rollout has a deployer pod. In controller-when-possible mode the
+// rollouts that need no container (no execNewPod hook, no Custom strategy)
+// run inside the leading dc-controller: scenarios b and c then kill the
+// process that runs them, and scenarios e and f, whose rollouts have hooks,
+// still kill deployer and hook pods. Every check also asks where each
+// deployment ran: in dc-controller (its RC says so) exactly when the mode
+// puts it there, and never in a pod as well. The counts say how many of the
+// completed rollouts ran in dc-controller.
 package chaos

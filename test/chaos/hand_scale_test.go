@@ -22,7 +22,7 @@ const handScales = 3
 // deployment to the DeploymentConfig's replicas, every other to zero.
 func TestRCScaledByHand(t *testing.T) {
 	t.Parallel()
-	ensureControllers(t, defaultControllers)
+	ensureControllers(t, defaultControllers())
 	runRounds(t, "g rc scaled by hand", func(r *round) {
 		ctx := r.ctx
 		name := "scaled"

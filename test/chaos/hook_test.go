@@ -39,7 +39,7 @@ const (
 // brings the previous version back.
 func TestHookKilled(t *testing.T) {
 	t.Parallel()
-	ensureControllers(t, defaultControllers)
+	ensureControllers(t, defaultControllers())
 	runRounds(t, "f hook killed", func(r *round) {
 		ctx := r.ctx
 		name := "hooked"

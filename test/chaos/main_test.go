@@ -19,25 +19,33 @@ var (
 	killsFlag    = flag.Int("kills", 5, "controller kills per round of scenario b (-short: 2)")
 	walkersFlag  = flag.Int("walkers", 4, "DeploymentConfigs walking at once in scenario a (-short: 2)")
 	stepsFlag    = flag.Int("steps", 20, "steps of each random walk in scenario a (-short: 8)")
+	modeFlag     = flag.String("deployer-mode", "", "dc-controller's --deployer-mode: pod or controller-when-possible; empty runs it with its default (pod)")
 )
 
 // suite is what every scenario shares; TestMain sets it before the tests
 // run and prints its tally after them.
 var suite *chaosSuite
 
-// chaosSuite is the cluster and the run's tally and sizes.
+// chaosSuite is the cluster and the run's tally, sizes and deployer mode.
 type chaosSuite struct {
 	env   *clusterenv.Env
 	dcs   *rollout.Client
 	tally *tally
 	sizes sizes
+	mode  deployerMode
 }
 
 func TestMain(m *testing.M) {
 	start := time.Now()
+	flag.Parse()
+	if err := (deployerMode{flag: *modeFlag}).validate(); err != nil {
+		fmt.Fprintf(os.Stderr, "dc-chaos: %v\n", err)
+		os.Exit(2)
+	}
 	code := clusterenv.Main(m, "dc-chaos", func(env *clusterenv.Env) {
-		suite = &chaosSuite{env: env, dcs: rollout.NewClient(env), tally: newTally(), sizes: resolveSizes()}
-		fmt.Printf("chaos: cluster %s; sizes %+v; first seed %d\n", env.Options.Name, suite.sizes, suite.sizes.seed)
+		mode := deployerMode{flag: *modeFlag}
+		suite = &chaosSuite{env: env, dcs: rollout.NewClient(env), tally: newTally(mode), sizes: resolveSizes(), mode: mode}
+		fmt.Printf("chaos: cluster %s; deployer mode %s; sizes %+v; first seed %d\n", env.Options.Name, mode, suite.sizes, suite.sizes.seed)
 	})
 	if suite != nil {
 		fmt.Print(suite.tally.summary(time.Since(start)))

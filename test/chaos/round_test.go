@@ -32,7 +32,8 @@ func runRounds(t *testing.T, scenario string, fn func(r *round)) {
 	for i := range suite.sizes.count {
 		seed := suite.sizes.seed + int64(i)
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			fmt.Printf("chaos: %s: seed %d (replay: go test ./test/chaos -run '^%s$' -args -seed=%d -count=1)\n", scenario, seed, test, seed)
+			fmt.Printf("chaos: %s: seed %d, deployer mode %s (replay: go test ./test/chaos -run '^%s$' -args -seed=%d -count=1%s)\n",
+				scenario, seed, suite.mode, test, seed, suite.mode.replayArg())
 			runRound(t, scenario, seed, fn)
 		})
 	}
@@ -58,9 +59,10 @@ func runRound(t *testing.T, scenario string, seed int64, fn func(r *round)) {
 		if err := invariants.Err(violations); err != nil {
 			t.Errorf("seed %d: %v", seed, err)
 		}
-		completed := tr.completed()
-		suite.tally.add(scenario, r.faults.Load(), int64(completed), int64(len(violations)), t.Failed())
-		t.Logf("seed %d: %d faults, %d rollouts completed, %d violations", seed, r.faults.Load(), completed, len(violations))
+		completed, inController := tr.completed()
+		suite.tally.add(scenario, roundCounts{faults: r.faults.Load(), rollouts: int64(completed), controller: int64(inController), violations: int64(len(violations)), failed: t.Failed()})
+		t.Logf("seed %d, deployer mode %s: %d faults, %d rollouts completed (%d in dc-controller), %d violations",
+			seed, suite.mode, r.faults.Load(), completed, inController, len(violations))
 	}()
 	fn(r)
 }

@@ -18,17 +18,21 @@ import (
 
 // tracker remembers, for one namespace, what the cluster's final state no
 // longer shows: every deployment that reached Complete (history cleanup
-// deletes old ones) and every deployer pod each deployment ever had (a
-// deployment run twice would have two).
+// deletes old ones), every deployer pod each deployment ever had (a
+// deployment run twice would have two) and every deployment that said it
+// ran in dc-controller (dcv1.DeploymentRunnerAnnotation).
 type tracker struct {
-	mu        sync.Mutex
-	complete  map[types.UID]bool
-	deployers map[string]map[types.UID]bool
+	mu sync.Mutex
+	// complete holds the deployments seen Complete, each with whether it
+	// ran in dc-controller.
+	complete     map[types.UID]bool
+	deployers    map[string]map[types.UID]bool
+	inController map[string]bool
 }
 
 // startTracker watches the namespace until ctx ends.
 func startTracker(ctx context.Context, cs kubernetes.Interface, ns string) (*tracker, error) {
-	tr := &tracker{complete: map[types.UID]bool{}, deployers: map[string]map[types.UID]bool{}}
+	tr := &tracker{complete: map[types.UID]bool{}, deployers: map[string]map[types.UID]bool{}, inController: map[string]bool{}}
 	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns))
 	rcs := factory.Core().V1().ReplicationControllers().Informer()
 	pods := factory.Core().V1().Pods().Informer()
@@ -56,8 +60,11 @@ func (tr *tracker) observe(obj any) {
 	defer tr.mu.Unlock()
 	switch o := obj.(type) {
 	case *corev1.ReplicationController:
+		if o.Annotations[dcv1.DeploymentRunnerAnnotation] == dcv1.DeploymentRunnerController {
+			tr.inController[o.Name] = true
+		}
 		if deployment.Phase(o) == dcv1.DeploymentPhaseComplete {
-			tr.complete[o.UID] = true
+			tr.complete[o.UID] = tr.inController[o.Name]
 		}
 	case *corev1.Pod:
 		rc := o.Labels[dcv1.DeployerPodForDeploymentLabel]
@@ -71,11 +78,25 @@ func (tr *tracker) observe(obj any) {
 	}
 }
 
-// completed counts the deployments seen Complete.
-func (tr *tracker) completed() int {
+// completed counts the deployments seen Complete, and of those the ones
+// that ran in dc-controller.
+func (tr *tracker) completed() (all, inController int) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
-	return len(tr.complete)
+	for _, controller := range tr.complete {
+		if controller {
+			inController++
+		}
+	}
+	return len(tr.complete), inController
+}
+
+// ranInController reports whether a deployment was ever seen saying that
+// dc-controller runs it.
+func (tr *tracker) ranInController(rc string) bool {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return tr.inController[rc]
 }
 
 // deployerPods counts the deployer pods a deployment has had.

@@ -36,7 +36,7 @@ var walkActions = []struct {
 // DeploymentConfig must settle with no deployment lost or run twice.
 func TestRandomWalk(t *testing.T) {
 	t.Parallel()
-	ensureControllers(t, defaultControllers)
+	ensureControllers(t, defaultControllers())
 	runRounds(t, "a random walk", func(r *round) {
 		var wg sync.WaitGroup
 		errs := make([]error, suite.sizes.walkers)
@@ -201,7 +201,8 @@ func (w *walker) finish(ctx context.Context) error {
 }
 
 // checkHistory checks the DeploymentConfig's deployments: none newer than
-// latestVersion, and no deployment with more deployer pods than attempts.
+// latestVersion, no deployment with more deployer pods than attempts, and
+// each run where the deployer mode puts it.
 func (w *walker) checkHistory(ctx context.Context, latest int64) error {
 	rcs, err := suite.dcs.Deployments(ctx, w.r.ns, w.name)
 	if err != nil {
@@ -214,6 +215,9 @@ func (w *walker) checkHistory(ctx context.Context, latest int64) error {
 		}
 		if pods, attempts := w.r.tracker.deployerPods(rc.Name), 1+w.retries[v]; pods > attempts {
 			return fmt.Errorf("%s had %d deployer pods for %d attempts", rc.Name, pods, attempts)
+		}
+		if err := w.r.checkRunner(rc); err != nil {
+			return err
 		}
 	}
 	return nil

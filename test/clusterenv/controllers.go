@@ -44,6 +44,11 @@ type ControllerSpec struct {
 	// LeaderElect makes them elect one active replica through a Lease in
 	// ControllerNamespace, as the shipped Deployment does.
 	LeaderElect bool
+	// DeployerMode is dc-controller's --deployer-mode (pod or
+	// controller-when-possible: dcv1.DeployerModePod and
+	// dcv1.DeployerModeControllerWhenPossible); empty leaves the flag out,
+	// so that dc-controller runs with its default.
+	DeployerMode string
 }
 
 // Controllers runs dc-controller replicas as processes of their own.
@@ -82,7 +87,7 @@ func (c *Controllers) Ensure(ctx context.Context, spec ControllerSpec) error {
 	c.spec = spec
 	for range spec.Replicas {
 		c.started++
-		r, err := newReplica(c, fmt.Sprintf("dc-controller-%d", c.started), spec.LeaderElect)
+		r, err := newReplica(c, fmt.Sprintf("dc-controller-%d", c.started), spec)
 		if err != nil {
 			return err
 		}
@@ -96,7 +101,7 @@ func (c *Controllers) Ensure(ctx context.Context, spec ControllerSpec) error {
 			return err
 		}
 	}
-	logf(c.log, "dc-controller: %d replica(s), leader election %t", spec.Replicas, spec.LeaderElect)
+	logf(c.log, "dc-controller: %d replica(s), leader election %t, deployer mode %q", spec.Replicas, spec.LeaderElect, spec.DeployerMode)
 	return nil
 }
 
@@ -175,7 +180,7 @@ type Replica struct {
 	crashes int
 }
 
-func newReplica(c *Controllers, name string, leaderElect bool) (*Replica, error) {
+func newReplica(c *Controllers, name string, spec ControllerSpec) (*Replica, error) {
 	metrics, err := freeAddress()
 	if err != nil {
 		return nil, err
@@ -185,21 +190,30 @@ func newReplica(c *Controllers, name string, leaderElect bool) (*Replica, error)
 		return nil, err
 	}
 	return &Replica{
-		Name:   name,
-		binary: c.binary,
-		args: []string{
-			"--kubeconfig", c.kubeconfig,
-			"--metrics-bind-address", metrics,
-			"--health-probe-bind-address", health,
-			"--leader-elect=" + strconv.FormatBool(leaderElect),
-			"--leader-election-namespace", ControllerNamespace,
-		},
+		Name:       name,
+		binary:     c.binary,
+		args:       replicaArgs(c.kubeconfig, metrics, health, spec),
 		logPath:    filepath.Join(c.dir, name+".log"),
 		pidPath:    filepath.Join(c.dir, name+pidSuffix),
 		metricsURL: "http://" + metrics + "/metrics",
 		healthURL:  "http://" + health + "/readyz",
 		log:        c.log,
 	}, nil
+}
+
+// replicaArgs are a replica's command-line arguments.
+func replicaArgs(kubeconfig, metrics, health string, spec ControllerSpec) []string {
+	args := []string{
+		"--kubeconfig", kubeconfig,
+		"--metrics-bind-address", metrics,
+		"--health-probe-bind-address", health,
+		"--leader-elect=" + strconv.FormatBool(spec.LeaderElect),
+		"--leader-election-namespace", ControllerNamespace,
+	}
+	if spec.DeployerMode != "" {
+		args = append(args, "--deployer-mode="+spec.DeployerMode)
+	}
+	return args
 }
 
 // Start starts the replica's process and waits until it is ready.

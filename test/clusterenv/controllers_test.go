@@ -3,6 +3,7 @@ package clusterenv
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -47,5 +48,31 @@ func TestAPIServerPort(t *testing.T) {
 	}
 	if port < minAPIServerPort || port >= maxAPIServerPort || !portFree(port) {
 		t.Errorf("apiServerPort() = %d: want a free port in [%d, %d)", port, minAPIServerPort, maxAPIServerPort)
+	}
+}
+
+// A replica gets --deployer-mode only when the spec names one, so that an
+// empty mode runs dc-controller with its default.
+func TestReplicaArgsDeployerMode(t *testing.T) {
+	tests := []struct {
+		mode string
+		want string
+	}{
+		{mode: "", want: ""},
+		{mode: "pod", want: "--deployer-mode=pod"},
+		{mode: "controller-when-possible", want: "--deployer-mode=controller-when-possible"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			var got []string
+			for _, arg := range replicaArgs("kubeconfig", "127.0.0.1:1", "127.0.0.1:2", ControllerSpec{Replicas: 1, DeployerMode: tt.mode}) {
+				if strings.HasPrefix(arg, "--deployer-mode") {
+					got = append(got, arg)
+				}
+			}
+			if (tt.want == "" && len(got) != 0) || (tt.want != "" && (len(got) != 1 || got[0] != tt.want)) {
+				t.Errorf("replicaArgs(mode %q) has %v, want %q", tt.mode, got, tt.want)
+			}
+		})
 	}
 }
