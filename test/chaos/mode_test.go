@@ -75,7 +75,6 @@ func (m deployerMode) runsInController(dc *dcv1.DeploymentConfig) bool {
 	return m.inController() && !deployment.NeedsPod(&dc.Spec.Strategy)
 }
 
-
 // checkRunner checks that a deployment ran where the run's deployer mode
 // puts it, and in one place only: a deployment that said dc-controller runs
 // it never had a deployer pod, and says so only when it belongs in
