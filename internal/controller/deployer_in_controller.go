@@ -76,9 +76,9 @@ func (r *DeployerReconciler) syncInController(ctx context.Context, rc *corev1.Re
 		return reconcile.Result{Requeue: true}, nil
 	}
 	if run.err != nil {
-		reason := reasonDeadlineExceeded
-		if run.err.Error() != reasonDeadlineExceeded {
-			reason = fmt.Sprintf(reasonDeployerFailed, run.err)
+		reason := fmt.Sprintf(reasonDeployerFailed, run.err)
+		if errors.Is(run.err, errDeadlineExceeded) {
+			reason = reasonDeadlineExceeded
 		}
 		return reconcile.Result{}, r.failWith(ctx, rc, reason, run.logAnnotation())
 	}

@@ -74,6 +74,9 @@ func runsInController(mode DeployerMode, dc *dcv1.DeploymentConfig) (bool, error
 // errRunnerFull: as many rollouts as allowed already run in the controller.
 var errRunnerFull = errors.New("the controller runs as many rollouts as --max-controller-rollouts allows")
 
+// errDeadlineExceeded: the rollout ran past its activeDeadlineSeconds.
+var errDeadlineExceeded = errors.New(reasonDeadlineExceeded)
+
 // errNotLeading: the runner has not started, or has stopped (this replica
 // does not lead).
 var errNotLeading = errors.New("the rollout runner is not running")
@@ -212,7 +215,7 @@ func (r *rolloutRunner) execute(ctx context.Context, run *run, s rolloutStart) {
 	err := r.deploy(ctx, run, s, log)
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		run.err, run.finished = errors.New(reasonDeadlineExceeded), true
+		run.err, run.finished = errDeadlineExceeded, true
 	case ctx.Err() != nil:
 		// Cancelled, or this replica stops leading: the outcome is not
 		// the rollout's.
