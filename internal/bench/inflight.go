@@ -61,12 +61,9 @@ func controllerArgs(mode string, n int) []string {
 	if mode == dcv1.DeployerModePod {
 		return nil
 	}
-	return []string{"--deployer-mode=" + mode, "--max-controller-rollouts=" + strconv.Itoa(max(n, defaultMaxControllerRollouts))}
+	// Room for every rollout at once, whatever dc-controller's default.
+	return []string{"--deployer-mode=" + mode, "--max-controller-rollouts=" + strconv.Itoa(n)}
 }
-
-// defaultMaxControllerRollouts is dc-controller's --max-controller-rollouts
-// default; the scenario never asks for fewer.
-const defaultMaxControllerRollouts = 2000
 
 // medianMemory is the median of each figure of the readings, taken apart:
 // the figures of one reading do not move together.

@@ -72,7 +72,7 @@ func TestControllerArgs(t *testing.T) {
 		want []string
 	}{
 		{dcv1.DeployerModePod, 1000, nil},
-		{dcv1.DeployerModeControllerWhenPossible, 50, []string{"--deployer-mode=controller-when-possible", "--max-controller-rollouts=2000"}},
+		{dcv1.DeployerModeControllerWhenPossible, 50, []string{"--deployer-mode=controller-when-possible", "--max-controller-rollouts=50"}},
 		{dcv1.DeployerModeControllerWhenPossible, 5000, []string{"--deployer-mode=controller-when-possible", "--max-controller-rollouts=5000"}},
 	}
 	for _, c := range cases {

@@ -100,7 +100,7 @@ func writeInFlight(b *strings.Builder, r *Report) {
 	b.WriteString("N DeploymentConfigs (Rolling, one canary step: `pause: {}`, which waits for `kubectl dc rollout promote`) are created and rolled out " +
 		"(a first rollout skips the steps), then read **at rest**; then every template is changed and, once every rollout is Running and paused, " +
 		"read **in flight**. One fresh dc-controller process per mode, started with `--deployer-mode=controller-when-possible` and `--max-controller-rollouts` " +
-		"of at least N (its default 2000, or N if more), or in pod mode with neither (pod is its default); both readings of a mode come from its process. " +
+		"N, or in pod mode with neither (pod is its default); both readings of a mode come from its process. " +
 		"Each reading forces a garbage collection first (its pprof heap handler with `gc=1`) and is the median of three. " +
 		"Per rollout = (in flight − at rest) / N. In pod mode the rollouts run in deployer pods (on kwok, in-process in dc-bench), " +
 		"so the figure is the controller's side only: the unfinished deployer pods and RCs its caches hold.\n\n")
