@@ -79,7 +79,7 @@ test-e2e: tools build ## End-to-end tests on kwok, with the dashboard's browser 
 	DC_BIN=$(BIN) go test -count=1 -timeout 20m ./test/e2e/...
 
 .PHONY: test-chaos
-test-chaos: tools build ## A short round of every chaos scenario, in each deployer mode (make chaos runs the long one).
+test-chaos: tools build ## A short round of every chaos scenario in pod mode (make chaos runs the long one, in both deployer modes).
 	DC_BIN=$(BIN) go test -count=1 -short -timeout 15m ./test/chaos/ -args -deployer-mode=pod
 
 .PHONY: test-security
