@@ -79,8 +79,9 @@ test-e2e: tools build ## End-to-end tests on kwok, with the dashboard's browser 
 	DC_BIN=$(BIN) go test -count=1 -timeout 20m ./test/e2e/...
 
 .PHONY: test-chaos
-test-chaos: tools build ## A short round of every chaos scenario in pod mode (make chaos runs the long one, in both deployer modes).
+test-chaos: tools build ## A short round of every chaos scenario in each deployer mode (make chaos runs the long one).
 	DC_BIN=$(BIN) go test -count=1 -short -timeout 15m ./test/chaos/ -args -deployer-mode=pod
+	DC_BIN=$(BIN) go test -count=1 -short -timeout 15m ./test/chaos/ -args -deployer-mode=controller-when-possible
 
 .PHONY: test-security
 test-security: tools build ## Pod Security, RBAC and forbidden-user tests on a playground cluster.

@@ -125,6 +125,20 @@ func (s *Scaler) WaitReplicas(ctx context.Context, name string, n int32, timeout
 	return rc, err
 }
 
+// Settle returns rc when the RC manager has acted on its spec, or waits
+// until it has, as WaitReplicas does. A rollout resumed after its runner
+// died can find a scale written but its pods not yet made or removed;
+// planning the next scale from the spec alone would then count pods that
+// still run as gone. A deployment never scaled since its creation at zero
+// has no pods to wait for.
+func (s *Scaler) Settle(ctx context.Context, rc *corev1.ReplicationController, timeout time.Duration) (*corev1.ReplicationController, error) {
+	spec := deployment.Replicas(rc)
+	if rc.Status.Replicas == spec && (observed(rc) || spec == 0 && rc.Generation <= 1) {
+		return rc, nil
+	}
+	return s.WaitReplicas(ctx, rc.Name, deployment.Replicas(rc), timeout)
+}
+
 // WaitAvailable waits until every replica of the RC is available: ready for
 // the RC's minReadySeconds, as the RC manager counts them in
 // status.availableReplicas. Like WaitReplicas it fails when the RC's counts

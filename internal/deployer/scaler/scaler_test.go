@@ -341,3 +341,44 @@ func TestWaitReplicasProgress(t *testing.T) {
 		}
 	})
 }
+
+// TestSettle: a resumed rollout waits for the RC manager to act on a scale
+// its dead runner wrote, and does not wait when there is nothing to act on.
+func TestSettle(t *testing.T) {
+	fresh := testRC("web-2", 0)
+	fresh.Generation = 1
+	for name, rc := range map[string]*corev1.ReplicationController{"acted on": testRC("web-3", 2), "created at zero": fresh} {
+		t.Run(name, func(t *testing.T) {
+			c, s := newCluster(t, fc.Options{}, rc)
+			got, err := s.Settle(t.Context(), rc, time.Second)
+			if err != nil || got != rc {
+				t.Fatalf("got %v, %v; want the RC as given", got, err)
+			}
+			if n := c.Watches("replicationcontrollers"); n != 0 {
+				t.Errorf("%d watches, want none", n)
+			}
+		})
+	}
+	t.Run("scale-down not acted on", func(t *testing.T) {
+		c, s, _, watching := slowManager(t)
+		rc, err := s.Get(t.Context(), "web-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan waitResult, 1)
+		go func() {
+			rc, err := s.Settle(t.Context(), rc, 10*time.Minute)
+			done <- waitResult{rc, err}
+		}()
+		receive(t, watching, "watch")
+		select {
+		case got := <-done:
+			t.Fatalf("settled at %d pods before the RC manager removed any", got.rc.Status.Replicas)
+		default:
+		}
+		setStatus(t, c, func(rc *corev1.ReplicationController) { rc.Status.ObservedGeneration, rc.Status.Replicas = 2, 0 })
+		if got := receive(t, done, "end of the wait"); got.err != nil || got.rc.Status.Replicas != 0 {
+			t.Fatalf("got %v, %v; want the RC at 0 pods", got.rc, got.err)
+		}
+	})
+}

@@ -58,6 +58,9 @@ func (r *Rollout) Rolling(ctx context.Context, params *dcv1.RollingDeploymentStr
 	if r.until.Is(UntilPre) || r.until.Is(UntilMid) || r.until.percentBetween(0, 0) {
 		return r.stop()
 	}
+	if from, to, err = r.settle(ctx, from, to, plan.timeout); err != nil {
+		return Completed, err
+	}
 	outcome, to, err := r.progress(ctx, params, plan, from, to)
 	if err != nil || outcome == Stopped {
 		return outcome, err
@@ -93,6 +96,18 @@ func (r *Rollout) progress(ctx context.Context, params *dcv1.RollingDeploymentSt
 	}
 	outcome, to, err := r.roll(bg.ctx, plan, p.from, p.to)
 	return outcome, to, bg.stop(err)
+}
+
+// settle waits until the RC manager has acted on both deployments' last
+// scale, so that the surge and availability bounds count the pods that
+// run. Only a resumed or retried rollout finds one not yet acted on.
+func (r *Rollout) settle(ctx context.Context, from, to *corev1.ReplicationController, timeout time.Duration) (*corev1.ReplicationController, *corev1.ReplicationController, error) {
+	from, err := r.scaler.Settle(ctx, from, timeout)
+	if err != nil {
+		return from, to, err
+	}
+	to, err = r.scaler.Settle(ctx, to, timeout)
+	return from, to, err
 }
 
 // planRolling resolves the rolling parameters for desired replicas.
