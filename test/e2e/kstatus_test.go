@@ -110,13 +110,15 @@ func startKubectl(t *testing.T, timeout time.Duration, args ...string) <-chan re
 	return done
 }
 
-// waitReady runs `kubectl wait --for=condition=Ready dc/NAME` from before
-// the rollout starts (start is called once kubectl runs) and requires it to
+// waitReady calls start, then runs `kubectl wait --for=condition=Ready
+// dc/NAME` as soon as dc-controller has seen the change (before that, the
+// last rollout's Ready would let kubectl return at once) and requires it to
 // return 0, with rollout #version Complete by then and its pods available.
 func waitReady(t *testing.T, ns, name string, version int64, replicas int32, start func()) {
 	t.Helper()
-	done := startKubectl(t, rolloutTimeout, "wait", "--for=condition=Ready", "dc/"+name, "-n", ns, "--timeout=110s")
 	start()
+	waitObserved(t, ns, name)
+	done := startKubectl(t, rolloutTimeout, "wait", "--for=condition=Ready", "dc/"+name, "-n", ns, "--timeout=110s")
 	r := <-done
 	if r.code != 0 {
 		t.Fatalf("kubectl wait --for=condition=Ready dc/%s: %s", name, r)
@@ -149,7 +151,6 @@ func TestKubectlWaitForReadyFollowsTheRollout(t *testing.T) {
 	})
 
 	// A rollout that fails: its pods can never be scheduled.
-	done := startKubectl(t, rolloutTimeout, "wait", "--for=condition=Ready", "dc/web", "-n", ns, "--timeout=60s")
 	updateDC(t, ns, "web", func(dc *dcv1.DeploymentConfig) {
 		timeout := int64(15)
 		dc.Spec.Strategy.RecreateParams.TimeoutSeconds = &timeout
@@ -158,6 +159,8 @@ func TestKubectlWaitForReadyFollowsTheRollout(t *testing.T) {
 		dc.Spec.Strategy.RecreateParams.Pre = nil
 		dc.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100k")}
 	})
+	waitObserved(t, ns, "web")
+	done := startKubectl(t, rolloutTimeout, "wait", "--for=condition=Ready", "dc/web", "-n", ns, "--timeout=60s")
 	requirePhase(t, ns, "web", 3, dcv1.DeploymentPhaseFailed)
 	waitScaled(t, ns, map[string]int32{"web-2": 2, "web-3": 0})
 	if out := kubectl(t, "wait", "--for=condition=Stalled", "dc/web", "-n", ns, "--timeout=60s"); !strings.Contains(out, "condition met") {
@@ -175,4 +178,13 @@ func TestKubectlWaitForReadyFollowsTheRollout(t *testing.T) {
 	if added := addedWrites(); len(added) > 0 {
 		t.Errorf("status writes that changed only Ready/Reconciling/Stalled: %v", added)
 	}
+}
+
+// waitObserved waits until dc-controller has seen the DeploymentConfig's
+// latest spec, so that its conditions are about that spec.
+func waitObserved(t *testing.T, ns, name string) {
+	t.Helper()
+	waitDC(t, ns, name, "its generation observed", func(dc *dcv1.DeploymentConfig) bool {
+		return dc.Status.ObservedGeneration == dc.Generation
+	})
 }

@@ -352,10 +352,13 @@ func (c *Checker) checkOwners() {
 
 // checkSurge: while a Rolling deployment is running over an older one, the
 // DeploymentConfig's live pods never exceed desired + maxSurge once the new
-// deployment has pods. Before that, older deployments may run more: when the
-// DeploymentConfig was scaled down during the previous rollout, the last
-// complete deployment still runs the old count until this rollout scales it
-// down, and the strategy may not add a pod until it has.
+// deployment has pods it asked for. Before that, older deployments may run
+// more: when the DeploymentConfig was scaled down during the previous
+// rollout, the last complete deployment still runs the old count until this
+// rollout scales it down, and the strategy may not add a pod until it has.
+// Pods of the new deployment while its spec is still 0 are left over from
+// an attempt before a retry (the fall-back scaled it to 0 and brought the
+// old one back), which the RC manager has yet to remove.
 func (c *Checker) checkSurge(namespace, dc string) {
 	rcs := c.deploymentsOf(namespace, dc)
 	var active *corev1.ReplicationController
@@ -396,7 +399,7 @@ func (c *Checker) checkSurge(namespace, dc string) {
 		if pod.Namespace == namespace && pod.Labels[dcv1.DeploymentConfigSelectorLabel] == dc &&
 			pod.DeletionTimestamp == nil && !podFinished(pod.Status.Phase) {
 			live = append(live, pod.Name)
-			added = added || pod.Labels[dcv1.DeploymentSelectorLabel] == active.Name
+			added = added || pod.Labels[dcv1.DeploymentSelectorLabel] == active.Name && deployment.Replicas(active) > 0
 		}
 	}
 	if limit := int(desired) + surge; added && len(live) > limit {

@@ -141,7 +141,7 @@ func TestDeployerLeavesFinishedPhase(t *testing.T) {
 func TestSurgeExceeded(t *testing.T) {
 	w := newWorld(t)
 	first := w.rc(1, dcv1.DeploymentPhaseComplete)
-	second := w.rc(2, dcv1.DeploymentPhaseRunning)
+	second := w.scaled(w.rc(2, dcv1.DeploymentPhaseRunning), 2)
 	w.appPod("a", first)
 	w.appPod("b", first)
 	w.appPod("c", second)
@@ -162,8 +162,34 @@ func TestSurgeLeftOverFromBefore(t *testing.T) {
 	if got := w.c.violations; len(got) != 0 {
 		t.Fatalf("violations before the rollout added a pod: %v", got)
 	}
+	w.appPod("e", w.scaled(second, 1))
+	w.wantRules("surge exceeded")
+}
+
+// A retried deployment starts at 0 replicas while pods of its cancelled
+// attempt are still going and the fall-back has brought the old deployment
+// back: those pods are not the retry's. Its first scale-up over the limit is.
+func TestSurgeLeftOverFromACancelledAttempt(t *testing.T) {
+	w := newWorld(t)
+	first := w.rc(1, dcv1.DeploymentPhaseComplete)
+	second := w.rc(2, dcv1.DeploymentPhaseRunning)
+	w.appPod("a", first)
+	w.appPod("b", first)
+	w.appPod("c", second)
+	w.appPod("d", second)
+	if got := w.c.violations; len(got) != 0 {
+		t.Fatalf("violations before the retry scaled its deployment up: %v", got)
+	}
+	w.scaled(second, 1)
 	w.appPod("e", second)
 	w.wantRules("surge exceeded")
+}
+
+// scaled sets a deployment's replicas, as its deployer does.
+func (w *world) scaled(rc *corev1.ReplicationController, n int32) *corev1.ReplicationController {
+	rc.Spec.Replicas = &n
+	w.put(w.rcs, rc)
+	return rc
 }
 
 func TestEmptyImageAndOwners(t *testing.T) {
@@ -316,7 +342,7 @@ func TestSurgeAfterAScaleDownMidRollout(t *testing.T) {
 	w := newWorld(t)
 	w.dc.Spec.Replicas = 4
 	first := w.rc(1, dcv1.DeploymentPhaseComplete)
-	second := w.rc(2, dcv1.DeploymentPhaseRunning)
+	second := w.scaled(w.rc(2, dcv1.DeploymentPhaseRunning), 2)
 	for _, name := range []string{"a", "b", "c"} {
 		w.appPod(name, first)
 	}
