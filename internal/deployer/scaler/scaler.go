@@ -136,7 +136,7 @@ func (s *Scaler) Settle(ctx context.Context, rc *corev1.ReplicationController, t
 	if rc.Status.Replicas == spec && (observed(rc) || spec == 0 && rc.Generation <= 1) {
 		return rc, nil
 	}
-	return s.WaitReplicas(ctx, rc.Name, deployment.Replicas(rc), timeout)
+	return s.WaitReplicas(ctx, rc.Name, spec, timeout)
 }
 
 // WaitAvailable waits until every replica of the RC is available: ready for
