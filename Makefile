@@ -9,8 +9,10 @@ GO_PACKAGES := ./...
 
 # The corpus of real OpenShift manifests lives beside the checkout
 # (../shared/compat). A clone nested deeper finds it beside the nearest
-# ancestor that has one; DC_COMPAT_DIR names it anywhere else.
-DC_COMPAT_DIR ?= $(shell d='$(CURDIR)'; while [ "$$d" != / ]; do d=$$(dirname "$$d"); if [ -d "$$d/shared/compat" ]; then echo "$$d/shared/compat"; break; fi; done)
+# ancestor that has one; a clone of a local checkout made elsewhere (a
+# scratch directory) finds it beside the checkout it was cloned from;
+# DC_COMPAT_DIR names it anywhere else.
+DC_COMPAT_DIR ?= $(shell for d in '$(CURDIR)' "$$(git -C '$(CURDIR)' config --get remote.origin.url 2>/dev/null)"; do [ -d "$$d" ] || continue; d=$$(cd "$$d" && pwd); while [ "$$d" != / ]; do d=$$(dirname "$$d"); if [ -d "$$d/shared/compat" ]; then echo "$$d/shared/compat"; exit; fi; done; done)
 export DC_COMPAT_DIR
 # Unit tests: everything except the suites that need a cluster.
 UNIT_PACKAGES = $(shell go list ./... | grep -Ev "/test/(integration|e2e|chaos|security|node)(/|$$)")
