@@ -88,43 +88,19 @@ const (
 	// request failed (and no image was written for it); it says why.
 	ImageTriggerErrorAnnotation = KeyPrefix + "image-trigger-error"
 
-	// DeploymentStepAnnotation holds the canary step (1-based) a Rolling
-	// rollout with steps is at; absent before the first step and after the
-	// last. The deployer writes it on the new deployment's RC, so the CLI and
-	// a restarted deployer can read it.
-	DeploymentStepAnnotation = KeyPrefix + "deployment.step"
-	// DeploymentStepsAnnotation holds the number of canary steps.
-	DeploymentStepsAnnotation = KeyPrefix + "deployment.steps"
-	// DeploymentWeightAnnotation holds the weight (percent of the desired
-	// replicas on the new deployment) that the last setWeight step reached.
-	DeploymentWeightAnnotation = KeyPrefix + "deployment.weight"
-	// DeploymentPausedSinceAnnotation holds when (RFC 3339) the rollout
-	// started waiting in a pause step or, with the BlueGreen strategy, for
-	// promotion; absent when it is not waiting.
-	DeploymentPausedSinceAnnotation = KeyPrefix + "deployment.paused-since"
-	// DeploymentPauseDurationAnnotation holds how long (a Go duration) the
-	// current pause lasts; absent for a pause that waits for promotion.
-	DeploymentPauseDurationAnnotation = KeyPrefix + "deployment.pause-duration"
+	// RolloutProgressAnnotation holds, as versioned JSON, the one record of
+	// how far a deployment's rollout went through its strategy: the stage
+	// (a canary step k of n, the final roll, a blue-green switch on trial or
+	// for good, done), the wait it is in, the analysis it runs, the promote
+	// requests it consumed, and who runs it. Only the rollout's runner
+	// writes it, with a compare-and-swap; internal/deployment reads it
+	// (deployment.Progress). Clients ask through PromoteRequestAnnotation.
+	RolloutProgressAnnotation = KeyPrefix + "rollout"
 	// PromoteRequestAnnotation, set on a running deployment's RC by `kubectl
-	// dc rollout promote`, ends a pause: its value is the step (1-based) whose
-	// pause it ends, or "full" to skip every remaining step and go to 100%
-	// (with BlueGreen: to switch the active Service now). The deployer
-	// watches its RC for it.
+	// dc rollout promote [--full]`, is a request the runner acts on once
+	// (deployment.Request, as JSON): a promote ends the wait it names, a
+	// full promote skips every remaining step and analysis.
 	PromoteRequestAnnotation = KeyPrefix + "promote-request"
-	// PromoteFull is the PromoteRequestAnnotation value of `promote --full`.
-	PromoteFull = "full"
-	// DeploymentPauseReasonAnnotation says, beside
-	// DeploymentPausedSinceAnnotation, why the rollout waits for `kubectl dc
-	// rollout promote`: one of the PauseReason values.
-	DeploymentPauseReasonAnnotation = KeyPrefix + "deployment.pause-reason"
-	// DeploymentSwitchedAnnotation is written by the BlueGreen deployer on
-	// the new deployment just before the active Service switches to it:
-	// SwitchedTrial while a postPromotionAnalysis may still switch back,
-	// SwitchedFinal once the switch is the point of no return. A deployment
-	// switched for good is live: the next rollout replaces it and the
-	// fall-back keeps it, even when its own rollout was then cancelled (a
-	// newer version arriving during scaleDownDelaySeconds).
-	DeploymentSwitchedAnnotation = KeyPrefix + "deployment.switched"
 	// SwitchedTrial: the active Service selects the deployment while its
 	// postPromotionAnalysis runs.
 	SwitchedTrial = "trial"
@@ -146,16 +122,9 @@ const (
 	// container of its own (no Custom strategy, no execNewPod hook) inside
 	// the leading dc-controller, and every other rollout in a deployer pod.
 	DeployerModeControllerWhenPossible = "controller-when-possible"
-	// DeploymentRunnerAnnotation on a deployment (RC) says that
-	// dc-controller, not a deployer pod, runs its rollout: its value is then
-	// DeploymentRunnerController. Absent for a rollout run by a deployer pod.
-	DeploymentRunnerAnnotation = KeyPrefix + "deployment.runner"
-	// DeploymentRunnerController is DeploymentRunnerAnnotation's value.
+	// DeploymentRunnerController is the runner kind of a rollout
+	// dc-controller runs (deployment.RunnerController).
 	DeploymentRunnerController = "controller"
-	// DeploymentRunnerStartedAnnotation holds when (RFC 3339) dc-controller
-	// started the rollout, for its activeDeadlineSeconds, which a deployer
-	// pod counts from its own start.
-	DeploymentRunnerStartedAnnotation = KeyPrefix + "deployment.runner-started"
 	// DeploymentLogAnnotation holds the log of a rollout dc-controller ran
 	// (the lines dc-deploy prints in a deployer pod), its last 16 KiB: the
 	// deployment keeps it as a deployer pod keeps its log.
@@ -258,7 +227,7 @@ const (
 )
 
 // PauseReason says why a rollout waits for a person
-// (DeploymentPauseReasonAnnotation).
+// (deployment.Wait, in RolloutProgressAnnotation).
 type PauseReason string
 
 // The reasons a rollout waits for `kubectl dc rollout promote`.

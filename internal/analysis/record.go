@@ -47,7 +47,7 @@ func VarsFor(rc *corev1.ReplicationController) Vars {
 // AnnotationKey is the RC annotation that holds the outcome of the
 // analysis at place label (pre, mid, post, step-2, ...).
 func AnnotationKey(label string) string {
-	return dcv1.AnalysisAnnotationPrefix + label
+	return deployment.AnalysisKey(label)
 }
 
 // Record writes the outcome of the analysis at place label onto the

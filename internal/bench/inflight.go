@@ -52,7 +52,7 @@ func inFlightDC(namespace, name string, replicas int32) *dcv1.DeploymentConfig {
 // pausedRollout reports whether the RC is a deployment Running and waiting
 // in a pause step.
 func pausedRollout(rc *corev1.ReplicationController) bool {
-	return deployment.Phase(rc) == dcv1.DeploymentPhaseRunning && rc.Annotations[dcv1.DeploymentPausedSinceAnnotation] != ""
+	return deployment.Phase(rc) == dcv1.DeploymentPhaseRunning && deployment.ProgressOf(rc).Wait != nil
 }
 
 // controllerArgs are dc-controller's arguments for a mode with n rollouts

@@ -10,6 +10,7 @@ import (
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/bench/report"
+	"github.com/deployconfig/deployconfig/internal/deployment"
 )
 
 // TestInFlightDC: the scenario's DC is the benchmark's Rolling DC with one
@@ -37,24 +38,34 @@ func TestInFlightDC(t *testing.T) {
 	}
 }
 
-// TestPausedRollout: only a Running deployment with a paused-since
-// annotation is held in a pause.
+// TestPausedRollout: only a Running deployment whose progress record
+// says it waits is held in a pause.
 func TestPausedRollout(t *testing.T) {
-	since := time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC).Format(time.RFC3339)
+	paused := &deployment.Progress{Stage: deployment.StageSteps, Step: 1, Steps: 1, Wait: &deployment.Wait{
+		Gate: deployment.StepGate(1), Reason: dcv1.PauseReasonPause, Since: metav1.NewTime(time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC))}}
+	atStep := &deployment.Progress{Stage: deployment.StageSteps, Step: 1, Steps: 1}
 	cases := []struct {
-		name        string
-		annotations map[string]string
-		want        bool
+		name     string
+		phase    dcv1.DeploymentPhase
+		progress *deployment.Progress // nil for none
+		want     bool
 	}{
-		{"running and paused", map[string]string{dcv1.DeploymentPhaseAnnotation: string(dcv1.DeploymentPhaseRunning), dcv1.DeploymentPausedSinceAnnotation: since}, true},
-		{"running, not paused", map[string]string{dcv1.DeploymentPhaseAnnotation: string(dcv1.DeploymentPhaseRunning)}, false},
-		{"pending", map[string]string{dcv1.DeploymentPhaseAnnotation: string(dcv1.DeploymentPhasePending), dcv1.DeploymentPausedSinceAnnotation: since}, false},
-		{"complete with a stale pause", map[string]string{dcv1.DeploymentPhaseAnnotation: string(dcv1.DeploymentPhaseComplete), dcv1.DeploymentPausedSinceAnnotation: since}, false},
-		{"no phase", nil, false},
+		{"running and paused", dcv1.DeploymentPhaseRunning, paused, true},
+		{"running, not paused", dcv1.DeploymentPhaseRunning, atStep, false},
+		{"running, no record", dcv1.DeploymentPhaseRunning, nil, false},
+		{"pending", dcv1.DeploymentPhasePending, paused, false},
+		{"complete with a stale pause", dcv1.DeploymentPhaseComplete, paused, false},
+		{"no phase", "", nil, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			rc := &corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Annotations: c.annotations}}
+			rc := &corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Name: "app-00000-1", Annotations: map[string]string{}}}
+			if c.phase != "" {
+				rc.Annotations[dcv1.DeploymentPhaseAnnotation] = string(c.phase)
+			}
+			if c.progress != nil {
+				deployment.SetProgress(rc, *c.progress)
+			}
 			if got := pausedRollout(rc); got != c.want {
 				t.Errorf("pausedRollout = %v, want %v", got, c.want)
 			}

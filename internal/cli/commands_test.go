@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/deployment"
 )
 
 // namespaceOverview is a namespace with a DeploymentConfig in every state
@@ -183,7 +184,9 @@ func TestLogs(t *testing.T) {
 		objs := history3(dcv1.DeploymentPhaseRunning)(t)
 		for i, log := range map[int]string{1: "--> Scaling web-1 to 3\n--> Success\n", 3: "--> Waiting for promotion\n"} {
 			rc := objs[i].(*corev1.ReplicationController)
-			rc.Annotations[dcv1.DeploymentRunnerAnnotation] = dcv1.DeploymentRunnerController
+			p := deployment.ProgressOf(rc)
+			p.Runner, p.Log = deployment.Runner{Kind: deployment.RunnerController, Holder: "dc-controller"}, deployment.LogInAnnotation
+			deployment.SetProgress(rc, p)
 			rc.Annotations[dcv1.DeploymentLogAnnotation] = log
 		}
 		return objs

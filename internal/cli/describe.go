@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -317,15 +319,9 @@ func describeAnalysis(d *describer, level int, a *dcv1.Analysis) {
 // describeAnalysisOutcomes shows the outcomes the deployer recorded on a
 // deployment, in the order of their keys.
 func describeAnalysisOutcomes(d *describer, rc *corev1.ReplicationController) {
-	var keys []string
-	for k := range rc.Annotations {
-		if strings.HasPrefix(k, dcv1.AnalysisAnnotationPrefix) {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		d.line(1, "Analysis "+strings.TrimPrefix(k, dcv1.AnalysisAnnotationPrefix), rc.Annotations[k])
+	outcomes := deployment.AnalysisOutcomes(rc)
+	for _, label := range slices.Sorted(maps.Keys(outcomes)) {
+		d.line(1, "Analysis "+label, outcomes[label])
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 
-	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/deployment"
 )
 
@@ -96,7 +95,7 @@ func (a *app) logs(ctx context.Context, name string, opts logsOptions) error {
 // runsInController reports whether dc-controller, not a deployer pod, runs
 // (or ran) the deployment's rollout.
 func runsInController(rc *corev1.ReplicationController) bool {
-	return rc.Annotations[dcv1.DeploymentRunnerAnnotation] == dcv1.DeploymentRunnerController
+	return deployment.RunsInController(rc)
 }
 
 // ranInController: a follower waiting for a deployer pod saw the controller
@@ -107,12 +106,13 @@ func (ranInController) Error() string { return "the rollout runs in dc-controlle
 
 // keptLog prints the log dc-controller keeps on a deployment whose rollout
 // it ran; with follow it prints what is added until the rollout ends.
-// The controller writes the log when the rollout ends and when it has
-// waited a while (see DESIGN §3), so a follower sees it in those steps.
+// The controller writes the log every few seconds while lines arrive, when
+// its runner stops and when the rollout ends, so a follower sees it in
+// those steps.
 func (a *app) keptLog(ctx context.Context, c *Clients, rc *corev1.ReplicationController, follow bool) error {
 	printed := ""
 	for {
-		text := rc.Annotations[dcv1.DeploymentLogAnnotation]
+		text := deployment.Log(rc)
 		if rest, ok := strings.CutPrefix(text, printed); ok {
 			fmt.Fprint(a.Streams.Out, rest)
 		} else {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/deployment"
 )
 
 // canarySteps gives web the steps setWeight 20, pause, setWeight 60, pause 30s.
@@ -30,27 +31,36 @@ func blueGreenStrategy(dc *dcv1.DeploymentConfig) {
 	}
 }
 
-// annotated sets annotations on the deployment, as the deployer records them.
-func annotated(kv ...string) rcOption {
-	return func(rc *corev1.ReplicationController) {
-		for i := 0; i+1 < len(kv); i += 2 {
-			rc.Annotations[kv[i]] = kv[i+1]
-		}
-	}
+// recorded gives the deployment the progress record its runner wrote.
+func recorded(p deployment.Progress) rcOption {
+	return func(rc *corev1.ReplicationController) { deployment.SetProgress(rc, p) }
 }
 
+// at is a time on the morning of the tests.
+func at(hour, minute, second int) metav1.Time {
+	return metav1.NewTime(time.Date(2026, 3, 1, hour, minute, second, 0, time.UTC))
+}
+
+// runner is the deployer pod of web-2.
+var runner = deployment.Runner{Kind: deployment.RunnerPod, Holder: deployment.DeployerPodName("web-2")}
+
 var (
-	atStep2Paused = annotated(dcv1.DeploymentStepAnnotation, "2", dcv1.DeploymentStepsAnnotation, "4",
-		dcv1.DeploymentWeightAnnotation, "20", dcv1.DeploymentPausedSinceAnnotation, "2026-03-01T11:58:00Z")
-	atStep3 = annotated(dcv1.DeploymentStepAnnotation, "3", dcv1.DeploymentStepsAnnotation, "4",
-		dcv1.DeploymentWeightAnnotation, "20")
-	atStep4Timed = annotated(dcv1.DeploymentStepAnnotation, "4", dcv1.DeploymentStepsAnnotation, "4",
-		dcv1.DeploymentWeightAnnotation, "60", dcv1.DeploymentPausedSinceAnnotation, "2026-03-01T11:59:50Z",
-		dcv1.DeploymentPauseDurationAnnotation, "30s")
-	blueGreenWaiting    = annotated(dcv1.DeploymentPausedSinceAnnotation, "2026-03-01T11:59:00Z")
-	atStep5Inconclusive = annotated(dcv1.DeploymentStepAnnotation, "5", dcv1.DeploymentStepsAnnotation, "5",
-		dcv1.DeploymentWeightAnnotation, "60", dcv1.DeploymentPausedSinceAnnotation, "2026-03-01T11:59:50Z",
-		dcv1.DeploymentPauseReasonAnnotation, string(dcv1.PauseReasonInconclusive))
+	atStep2Paused = recorded(deployment.Progress{Stage: deployment.StageSteps, Step: 2, Steps: 4, Weight: ptr.To[int32](20),
+		Wait: &deployment.Wait{Gate: deployment.StepGate(2), Reason: dcv1.PauseReasonPause, Since: at(11, 58, 0)}, Runner: runner})
+	atStep3      = recorded(deployment.Progress{Stage: deployment.StageSteps, Step: 3, Steps: 4, Weight: ptr.To[int32](20), Runner: runner})
+	atStep4Timed = recorded(deployment.Progress{Stage: deployment.StageSteps, Step: 4, Steps: 4, Weight: ptr.To[int32](60),
+		Wait: &deployment.Wait{Gate: deployment.StepGate(4), Reason: dcv1.PauseReasonPause, Since: at(11, 59, 50),
+			Duration: &metav1.Duration{Duration: 30 * time.Second}}, Runner: runner})
+	blueGreenWaiting = recorded(deployment.Progress{Stage: deployment.StageBeforeSwitch,
+		Wait: &deployment.Wait{Gate: deployment.GatePromotion, Reason: dcv1.PauseReasonPromotion, Since: at(11, 59, 0)}, Runner: runner})
+	atStep5Inconclusive = recorded(deployment.Progress{Stage: deployment.StageSteps, Step: 5, Steps: 5, Weight: ptr.To[int32](60),
+		Wait: &deployment.Wait{Gate: deployment.StepGate(5), Reason: dcv1.PauseReasonInconclusive, Since: at(11, 59, 50)}, Runner: runner})
+	// blueGreenAnalysing runs its prePromotionAnalysis: no wait yet.
+	blueGreenAnalysing = recorded(deployment.Progress{Stage: deployment.StageBeforeSwitch,
+		Analysis: &deployment.RunningAnalysis{Label: deployment.GatePrePromotion, Since: at(11, 59, 0)}, Runner: runner})
+	// atStep5Analysing runs the analysis of its last step.
+	atStep5Analysing = recorded(deployment.Progress{Stage: deployment.StageSteps, Step: 5, Steps: 5, Weight: ptr.To[int32](60),
+		Analysis: &deployment.RunningAnalysis{Label: deployment.StepGate(5), Since: at(11, 59, 50)}, Runner: runner})
 )
 
 // progressive is web at #2, running with the given strategy and recorded
@@ -66,10 +76,22 @@ func progressive(strategy dcOption, state rcOption) func(t *testing.T) []runtime
 	}
 }
 
-func wantPromoteRequest(value string) func(t *testing.T, f *fixture) {
+// wantPromoteRequest checks the promote request on web-2: of kind, ending
+// the wait of gate; kind "" wants none.
+func wantPromoteRequest(kind deployment.RequestKind, gate string) func(t *testing.T, f *fixture) {
 	return func(t *testing.T, f *fixture) {
-		if got := f.getRC("web-2").Annotations[dcv1.PromoteRequestAnnotation]; got != value {
-			t.Errorf("promote request %q, want %q", got, value)
+		rc := f.getRC("web-2")
+		req, ok := deployment.ReadRequest(rc)
+		switch {
+		case kind == "" && ok:
+			t.Errorf("promote request %+v, want none", req)
+		case kind == "":
+		case !ok:
+			t.Errorf("no promote request (annotation %q), want %s of gate %q", rc.Annotations[dcv1.PromoteRequestAnnotation], kind, gate)
+		case req.Kind != kind || req.Gate != gate || req.ID == "":
+			t.Errorf("promote request %+v, want %s of gate %q with an ID", req, kind, gate)
+		case deployment.ProgressOf(rc).HasConsumed(req.ID):
+			t.Errorf("promote request %+v is already consumed", req)
 		}
 	}
 }
@@ -79,28 +101,51 @@ func TestRolloutPromote(t *testing.T) {
 		name:  "ends the pause of the current step",
 		objs:  progressive(canarySteps, atStep2Paused),
 		args:  []string{"rollout", "promote", "web"},
-		check: wantPromoteRequest("2"),
+		check: wantPromoteRequest(deployment.RequestPromote, deployment.StepGate(2)),
 	}, {
 		// An Inconclusive analysis waits for a person; promote goes on.
 		name:  "goes on after an inconclusive analysis",
 		objs:  progressive(func(dc *dcv1.DeploymentConfig) { canarySteps(dc); withAnalysis(dc) }, atStep5Inconclusive),
 		args:  []string{"rollout", "promote", "web"},
-		check: wantPromoteRequest("5"),
+		check: wantPromoteRequest(deployment.RequestPromote, deployment.StepGate(5)),
 	}, {
 		name:  "full",
 		objs:  progressive(canarySteps, atStep3),
 		args:  []string{"rollout", "promote", "web", "--full"},
-		check: wantPromoteRequest(dcv1.PromoteFull),
+		check: wantPromoteRequest(deployment.RequestPromoteFull, ""),
 	}, {
 		name:  "not paused",
 		objs:  progressive(canarySteps, atStep3),
 		args:  []string{"rollout", "promote", "web"},
-		check: wantPromoteRequest(""),
+		check: wantPromoteRequest("", ""),
 	}, {
+		// A plain promote ends the wait for promotion and nothing else:
+		// the postPromotionAnalysis still runs.
 		name:  "blue-green",
 		objs:  progressive(blueGreenStrategy, blueGreenWaiting),
 		args:  []string{"rollout", "promote", "web"},
-		check: wantPromoteRequest(dcv1.PromoteFull),
+		check: wantPromoteRequest(deployment.RequestPromote, deployment.GatePromotion),
+	}, {
+		name:  "blue-green full",
+		objs:  progressive(blueGreenStrategy, blueGreenWaiting),
+		args:  []string{"rollout", "promote", "web", "--full"},
+		check: wantPromoteRequest(deployment.RequestPromoteFull, ""),
+	}, {
+		// Promote never skips an analysis: only --full does.
+		name:  "blue-green analysing",
+		objs:  progressive(func(dc *dcv1.DeploymentConfig) { blueGreenStrategy(dc); withAnalysis(dc) }, blueGreenAnalysing),
+		args:  []string{"rollout", "promote", "web"},
+		check: wantPromoteRequest("", ""),
+	}, {
+		name:  "canary analysing",
+		objs:  progressive(func(dc *dcv1.DeploymentConfig) { canarySteps(dc); withAnalysis(dc) }, atStep5Analysing),
+		args:  []string{"rollout", "promote", "web"},
+		check: wantPromoteRequest("", ""),
+	}, {
+		name:  "canary analysing full",
+		objs:  progressive(func(dc *dcv1.DeploymentConfig) { canarySteps(dc); withAnalysis(dc) }, atStep5Analysing),
+		args:  []string{"rollout", "promote", "web", "--full"},
+		check: wantPromoteRequest(deployment.RequestPromoteFull, ""),
 	}, {
 		name: "no steps",
 		objs: history3(dcv1.DeploymentPhaseRunning),

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
@@ -149,14 +150,11 @@ func resetToNew(ctx context.Context, c *Clients, rc *corev1.ReplicationControlle
 		if err != nil {
 			return err
 		}
-		if fresh.Annotations == nil {
-			fresh.Annotations = map[string]string{}
+		patch, err := deployment.RetryPatch(fresh)
+		if err != nil {
+			return err
 		}
-		delete(fresh.Annotations, dcv1.DeploymentCancelledAnnotation)
-		delete(fresh.Annotations, dcv1.DeploymentStatusReasonAnnotation)
-		deployment.ClearProgress(fresh.Annotations)
-		fresh.Annotations[dcv1.DeploymentPhaseAnnotation] = string(dcv1.DeploymentPhaseNew)
-		_, err = rcs.Update(ctx, fresh, metav1.UpdateOptions{})
+		_, err = rcs.Patch(ctx, rc.Name, types.MergePatchType, patch, metav1.PatchOptions{})
 		return err
 	})
 	if err != nil {

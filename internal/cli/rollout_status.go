@@ -228,35 +228,38 @@ func replicaProgress(dc *dcv1.DeploymentConfig, rc *corev1.ReplicationController
 // that waits for `promote` is done: nothing more happens without the user.
 func progressiveState(dc *dcv1.DeploymentConfig, rc *corev1.ReplicationController) (rolloutState, bool) {
 	version := deployment.Version(rc)
-	step := rc.Annotations[dcv1.DeploymentStepAnnotation]
-	pausedSince := rc.Annotations[dcv1.DeploymentPausedSinceAnnotation]
-	if step == "" && pausedSince == "" {
+	p := deployment.ProgressOf(rc)
+	atStep := p.Stage == deployment.StageSteps
+	if !atStep && p.Wait == nil {
 		return rolloutState{}, false
 	}
 	where := fmt.Sprintf("rollout #%d", version)
-	if step != "" {
-		weight := rc.Annotations[dcv1.DeploymentWeightAnnotation]
-		if weight == "" {
-			weight = "0"
+	if atStep {
+		weight := int32(0)
+		if p.Weight != nil {
+			weight = *p.Weight
 		}
-		where = fmt.Sprintf("rollout #%d at step %s of %s, weight %s%%", version, step, rc.Annotations[dcv1.DeploymentStepsAnnotation], weight)
-		if p := dc.Spec.Strategy.RollingParams; p != nil && p.TrafficRouting != nil {
+		where = fmt.Sprintf("rollout #%d at step %d of %d, weight %d%%", version, p.Step, p.Steps, weight)
+		if rp := dc.Spec.Strategy.RollingParams; rp != nil && rp.TrafficRouting != nil {
 			where += " of the requests"
 		}
 	}
-	switch d := rc.Annotations[dcv1.DeploymentPauseDurationAnnotation]; {
-	case pausedSince == "":
+	w := p.Wait
+	if w == nil {
 		st := replicaCounts(dc, rc)
 		st.message = fmt.Sprintf("Waiting for %s...", where)
 		return st, true
-	case d != "" && step == "":
-		return rolloutState{message: fmt.Sprintf("Waiting for %s: promoting automatically %s after %s (or on 'kubectl dc rollout promote %s')", where, d, pausedSince, dc.Name)}, true
-	case d != "":
-		return rolloutState{message: fmt.Sprintf("Waiting for %s: paused for %s since %s (or until 'kubectl dc rollout promote %s')", where, d, pausedSince, dc.Name)}, true
+	}
+	since := w.Since.UTC().Format(time.RFC3339)
+	if _, timed := w.Ends(); timed && w.Reason != dcv1.PauseReasonInconclusive {
+		if !atStep {
+			return rolloutState{message: fmt.Sprintf("Waiting for %s: promoting automatically %s after %s (or on 'kubectl dc rollout promote %s')", where, w.Duration.Duration, since, dc.Name)}, true
+		}
+		return rolloutState{message: fmt.Sprintf("Waiting for %s: paused for %s since %s (or until 'kubectl dc rollout promote %s')", where, w.Duration.Duration, since, dc.Name)}, true
 	}
 	wait := "waiting for promote"
-	if p := dc.Spec.Strategy.BlueGreenParams; p != nil && step == "" {
-		wait = "waiting for promote to switch service " + p.ActiveService
+	if bg := dc.Spec.Strategy.BlueGreenParams; bg != nil && !atStep {
+		wait = "waiting for promote to switch service " + bg.ActiveService
 	}
 	return rolloutState{done: true, message: fmt.Sprintf("Waiting for %s: paused, %s (use 'kubectl dc rollout promote %s')", where, wait, dc.Name)}, true
 }

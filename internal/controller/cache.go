@@ -31,7 +31,8 @@ import (
 const cachedSummaryAnnotation = dcv1.KeyPrefix + "cached-config-summary"
 
 // transformRC slims an RC for the cache: no managedFields, no pod template,
-// no selector once an RC manager has reported on it, and, once its
+// no selector once an RC manager has reported on it, no in-controller
+// rollout log, and, once its
 // deployer pod exists (phase past New), the encoded DeploymentConfig
 // replaced by its summary. A New RC keeps the encoding: the deployer
 // controller builds the deployer pod from it.
@@ -68,6 +69,12 @@ func transformRC(obj any) (any, error) {
 		delete(annotations, dcv1.EncodedDeploymentConfigAnnotation)
 		annotations[cachedSummaryAnnotation] = string(summary)
 		rc.Annotations = annotations
+	}
+	if deployment.HasLog(rc) {
+		// The log of an in-controller rollout (up to 16 KiB) is read
+		// from the API server by whoever needs it: kept here it would be
+		// most of a live RC's size.
+		rc.Annotations = deployment.WithoutLog(rc.Annotations)
 	}
 	internMeta(&rc.ObjectMeta)
 	return rc, nil

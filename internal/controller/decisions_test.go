@@ -324,7 +324,7 @@ func TestPhasePatch(t *testing.T) {
 		dcv1.DeploymentPhaseAnnotation: "Running", dcv1.DeployerPodCreateFailingSinceAnnotation: "x",
 	}}}
 	legacy := &corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Name: "web-1", ResourceVersion: "7"}}
-	log, runner := "--> Success\n", dcv1.DeploymentRunnerController
+	log, record := "--> Success\n", `{"format":1,"stage":"Started","runner":{"kind":"controller"}}`
 	inController := &corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Name: "web-1", Annotations: map[string]string{
 		dcv1.DeploymentPhaseAnnotation: "Running", dcv1.DeployerPodAnnotation: "web-1-deploy",
 	}}}
@@ -336,13 +336,13 @@ func TestPhasePatch(t *testing.T) {
 		want   string
 	}{
 		{"writes and removes extra annotations in the same patch, in key order", inController, "", map[string]*string{
-			dcv1.DeploymentLogAnnotation: &log, dcv1.DeploymentRunnerAnnotation: &runner,
+			dcv1.DeploymentLogAnnotation: &log, dcv1.RolloutProgressAnnotation: &record,
 			dcv1.DeployerPodAnnotation: nil, dcv1.DeploymentCancelledAnnotation: nil,
 		}, `[{"op":"test","path":"/metadata/annotations/deployconfig.io~1deployment.phase","value":"Running"},` +
 			`{"op":"add","path":"/metadata/annotations/deployconfig.io~1deployment.phase","value":"Failed"},` +
 			`{"op":"remove","path":"/metadata/annotations/deployconfig.io~1deployer-pod.name"},` +
 			`{"op":"add","path":"/metadata/annotations/deployconfig.io~1deployment.log","value":"--\u003e Success\n"},` +
-			`{"op":"add","path":"/metadata/annotations/deployconfig.io~1deployment.runner","value":"controller"}]`},
+			`{"op":"add","path":"/metadata/annotations/deployconfig.io~1rollout","value":"{\"format\":1,\"stage\":\"Started\",\"runner\":{\"kind\":\"controller\"}}"}]`},
 		{"tests the phase it moves from", rc, "deployer pod failed", nil,
 			`[{"op":"test","path":"/metadata/annotations/deployconfig.io~1deployment.phase","value":"Running"},` +
 				`{"op":"add","path":"/metadata/annotations/deployconfig.io~1deployment.phase","value":"Failed"},` +

@@ -16,39 +16,41 @@ import (
 	"github.com/deployconfig/deployconfig/internal/deployment"
 )
 
-// logQuiet is how long a rollout run in the controller goes without a log
-// line before its log so far is written to its deployment: it waits (a
-// pause, a promotion, an analysis) and its user may look. Shorter rollouts
-// have their log written once, with their outcome.
-const logQuiet = 30 * time.Second
+// logFlushEvery is how often, at most, the log of a rollout run in the
+// controller is written to its deployment while lines arrive: a user
+// following it sees each line within this long. A rollout shorter than
+// this has its log written once, with its outcome; a runner that stops
+// (this replica no longer leads) writes what it has first.
+const logFlushEvery = 5 * time.Second
 
 // runInController reports whether the deployment's rollout runs (or ran)
 // in dc-controller rather than in a deployer pod.
 func runInController(rc *corev1.ReplicationController) bool {
-	return rc.Annotations[dcv1.DeploymentRunnerAnnotation] == dcv1.DeploymentRunnerController
+	return deployment.RunsInController(rc)
 }
 
-// startInController moves a New deployment to Running, recording that the
-// controller runs it and since when, and starts its rollout. With the
-// runner full, it stays New and waits for a slot.
+// startInController moves a New deployment to Running, recording in its
+// progress record that the controller runs it and since when, and starts
+// its rollout. It takes a slot of --max-controller-rollouts first: with
+// none free it stays New, in line behind the deployments that asked
+// before it.
 func (r *DeployerReconciler) startInController(ctx context.Context, rc *corev1.ReplicationController, dc *dcv1.DeploymentConfig) (reconcile.Result, error) {
-	if r.runner.full() {
+	if !r.runner.reserve(rc) {
 		return reconcile.Result{RequeueAfter: time.Second, Priority: ptr(0)}, nil
 	}
 	now := r.Clock.Now()
-	started := now.UTC().Format(time.RFC3339)
-	runner := dcv1.DeploymentRunnerController
-	err := r.setPhaseWith(ctx, rc, dcv1.DeploymentPhaseRunning, "", map[string]*string{
-		dcv1.DeploymentRunnerAnnotation:        &runner,
-		dcv1.DeploymentRunnerStartedAnnotation: &started,
-		// No deployer pod runs it (the RC was made naming one).
-		dcv1.DeployerPodAnnotation: nil,
-	})
+	extra, err := deployment.ControllerRunnerPatch(rc, now)
 	if err != nil {
+		r.runner.release(rc)
+		return reconcile.Result{}, r.fail(ctx, rc, err.Error())
+	}
+	if err := r.setPhaseWith(ctx, rc, dcv1.DeploymentPhaseRunning, "", extra); err != nil {
+		r.runner.release(rc)
 		return reconcile.Result{}, err
 	}
 	if deployment.Phase(rc) != dcv1.DeploymentPhaseRunning {
 		// The phase moved under us; the RC's event brings us back.
+		r.runner.release(rc)
 		return reconcile.Result{}, nil
 	}
 	log.FromContext(ctx).Info("running the rollout in the controller", "rc", rc.Name)
@@ -57,8 +59,7 @@ func (r *DeployerReconciler) startInController(ctx context.Context, rc *corev1.R
 
 // syncInController follows a Running deployment whose rollout runs in the
 // controller: it resumes one no run of this replica carries out (the
-// leader that ran it is gone), writes the log of one that waits, and
-// records the outcome of one that ended.
+// leader that ran it is gone) and records the outcome of one that ended.
 func (r *DeployerReconciler) syncInController(ctx context.Context, rc *corev1.ReplicationController) (reconcile.Result, error) {
 	if deployment.IsCancelled(rc) {
 		return reconcile.Result{}, r.finishCancel(ctx, rc)
@@ -68,7 +69,7 @@ func (r *DeployerReconciler) syncInController(ctx context.Context, rc *corev1.Re
 		return r.resumeInController(ctx, rc)
 	}
 	if !isDone(run) {
-		return reconcile.Result{RequeueAfter: logQuiet, Priority: ptr(0)}, r.writeQuietLog(ctx, rc, run)
+		return reconcile.Result{}, nil
 	}
 	if !run.finished {
 		// Stopped, not ended: run it again.
@@ -86,22 +87,29 @@ func (r *DeployerReconciler) syncInController(ctx context.Context, rc *corev1.Re
 }
 
 // resumeInController runs again a Running rollout that no run of this
-// replica carries out. The strategies pick up from what the deployment
-// records (scale, step, pause, switch), as a retried deployer does.
+// replica carries out. The strategies pick up from the deployment's
+// progress record, as a retried deployer does. The deployment is read from
+// the API server: the cache holds neither its encoded configuration nor
+// its log, which the resumed run goes on from.
 func (r *DeployerReconciler) resumeInController(ctx context.Context, rc *corev1.ReplicationController) (reconcile.Result, error) {
-	dc, err := encodedConfig(ctx, r.APIReader, rc)
+	fresh := &corev1.ReplicationController{}
+	err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(rc), fresh)
 	if apierrors.IsNotFound(err) {
 		return reconcile.Result{}, nil
 	}
 	if err != nil {
+		return reconcile.Result{}, fmt.Errorf("read replicationcontroller %s/%s: %w", rc.Namespace, rc.Name, err)
+	}
+	dc, err := deployment.DecodeConfig(fresh)
+	if err != nil {
 		return reconcile.Result{}, r.fail(ctx, rc, err.Error())
 	}
-	started, err := time.Parse(time.RFC3339, rc.Annotations[dcv1.DeploymentRunnerStartedAnnotation])
-	if err != nil {
-		started = rc.CreationTimestamp.Time
+	started := fresh.CreationTimestamp.Time
+	if since := deployment.ProgressOf(fresh).Runner.Since; since != nil {
+		started = since.Time
 	}
 	log.FromContext(ctx).Info("resuming the rollout in the controller", "rc", rc.Name)
-	return r.runInController(ctx, rc, dc, started, true)
+	return r.runInController(ctx, fresh, dc, started, true)
 }
 
 // runInController hands the rollout to the runner, with the deadline its
@@ -115,23 +123,7 @@ func (r *DeployerReconciler) runInController(ctx context.Context, rc *corev1.Rep
 	if errors.Is(err, errNotLeading) {
 		return reconcile.Result{RequeueAfter: time.Second}, nil
 	}
-	return reconcile.Result{RequeueAfter: logQuiet, Priority: ptr(0)}, err
-}
-
-// writeQuietLog writes the log of a rollout that has waited logQuiet
-// without a new line.
-func (r *DeployerReconciler) writeQuietLog(ctx context.Context, rc *corev1.ReplicationController, run *run) error {
-	text, ok := run.log.quietFor(r.Clock.Now(), logQuiet)
-	if !ok {
-		return nil
-	}
-	patch := client.MergeFrom(rc.DeepCopy())
-	rc.Annotations[dcv1.DeploymentLogAnnotation] = text
-	if err := r.Client.Patch(ctx, rc, patch); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	run.log.markFlushed()
-	return nil
+	return reconcile.Result{}, err
 }
 
 // logAnnotation is the annotation that keeps the run's log on its
@@ -140,6 +132,5 @@ func (run *run) logAnnotation() map[string]*string {
 	if run == nil {
 		return nil
 	}
-	text := run.log.String()
-	return map[string]*string{dcv1.DeploymentLogAnnotation: &text}
+	return deployment.LogPatch(run.log.String())
 }

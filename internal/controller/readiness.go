@@ -108,50 +108,24 @@ func isInvalidAnalysis(err error) bool {
 }
 
 // awaitingPromotion says, in words, what a running deployment waits for
-// when only a person ends the wait (`kubectl dc rollout promote`, or a
-// cancel): a pause step without a duration, an Inconclusive analysis, a
-// blue-green rollout waiting to switch. A timed pause (pause-duration set)
-// ends by itself, and a wait the promote request on the RC already ended
-// is the deployer's to leave; neither waits for a person.
+// when only a person ends the wait (see deployment.AwaitingPerson).
 func awaitingPromotion(rc *corev1.ReplicationController) (string, bool) {
-	if deployment.Phase(rc) != dcv1.DeploymentPhaseRunning || deployment.IsCancelled(rc) {
+	w, ok := deployment.AwaitingPerson(rc)
+	if !ok {
 		return "", false
 	}
-	a := rc.Annotations
-	reason := dcv1.PauseReason(a[dcv1.DeploymentPauseReasonAnnotation])
-	if a[dcv1.DeploymentPausedSinceAnnotation] == "" && reason == "" {
-		return "", false
-	}
-	// An Inconclusive analysis waits for a person whatever a pause step
-	// around it said about its duration.
-	if reason != dcv1.PauseReasonInconclusive && a[dcv1.DeploymentPauseDurationAnnotation] != "" {
-		return "", false
-	}
-	step := a[dcv1.DeploymentStepAnnotation]
-	if promoteRequested(a[dcv1.PromoteRequestAnnotation], step) {
-		return "", false
-	}
+	p := deployment.ProgressOf(rc)
 	at := "paused"
-	if step != "" {
-		at = fmt.Sprintf("paused at step %s of %s", step, a[dcv1.DeploymentStepsAnnotation])
+	if p.Stage == deployment.StageSteps {
+		at = fmt.Sprintf("paused at step %d of %d", p.Step, p.Steps)
 	}
 	switch {
-	case reason == dcv1.PauseReasonInconclusive:
+	case w.Reason == dcv1.PauseReasonInconclusive:
 		return at + ": an analysis was Inconclusive", true
-	case reason == dcv1.PauseReasonPromotion || step == "":
+	case w.Reason == dcv1.PauseReasonPromotion || p.Stage != deployment.StageSteps:
 		return "waiting for promotion to the active Service", true
 	}
 	return at, true
-}
-
-// promoteRequested reports whether a promote request ends the wait at a
-// step ("" for blue-green, which any request promotes), as the deployer
-// reads it: the step's number, or "full".
-func promoteRequested(request, step string) bool {
-	if request == "" {
-		return false
-	}
-	return step == "" || request == dcv1.PromoteFull || request == step
 }
 
 // completeReadiness is Ready once the pods are what the spec asks for: the

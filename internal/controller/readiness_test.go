@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,6 +15,7 @@ import (
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/deployment"
 )
 
 // withPods gives a deployment pods as the RC manager reports them: replicas
@@ -181,23 +183,36 @@ func TestKstatusCreateError(t *testing.T) {
 	}
 }
 
-// awaiting returns the running deployment of dc at version 2 as the
-// deployer leaves it while it waits: step (empty for blue-green) of steps,
-// paused since a minute ago, with a pause reason and duration when set.
-func awaiting(t *testing.T, dc *dcv1.DeploymentConfig, step, reason, duration string) *corev1.ReplicationController {
+// awaiting returns the running deployment of dc at version 2 as its
+// runner records it while it waits: at step (0 for blue-green, whose
+// gate is gate) of 4, waiting since a minute ago for reason, for d when
+// d is not 0.
+func awaiting(t *testing.T, dc *dcv1.DeploymentConfig, step int, gate string, reason dcv1.PauseReason, d time.Duration) *corev1.ReplicationController {
 	t.Helper()
 	rc := withPods(rcOf(t, dc, 2, dcv1.DeploymentPhaseRunning, 0), 2, 2)
-	rc.Annotations[dcv1.DeploymentPausedSinceAnnotation] = "2026-01-01T00:00:00Z"
-	set := map[string]string{dcv1.DeploymentStepAnnotation: step, dcv1.DeploymentPauseReasonAnnotation: reason,
-		dcv1.DeploymentPauseDurationAnnotation: duration}
-	for k, v := range set {
-		if v != "" {
-			rc.Annotations[k] = v
-		}
+	p := deployment.ProgressOf(rc)
+	p.Stage = deployment.StageBeforeSwitch
+	if step != 0 {
+		p.Stage, p.Step, p.Steps, gate = deployment.StageSteps, step, 4, deployment.StepGate(step)
 	}
-	if step != "" {
-		rc.Annotations[dcv1.DeploymentStepsAnnotation] = "4"
+	p.Wait = &deployment.Wait{Gate: gate, Reason: reason, Since: metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))}
+	if d != 0 {
+		p.Wait.Duration = &metav1.Duration{Duration: d}
 	}
+	deployment.SetProgress(rc, p)
+	return rc
+}
+
+// awaitingInLegacyKeys is a deployment paused at step 2 of 4 by a deployer
+// from before the progress record, which kept the pause in annotations of
+// its own and recorded no reason.
+func awaitingInLegacyKeys(t *testing.T, dc *dcv1.DeploymentConfig) *corev1.ReplicationController {
+	t.Helper()
+	rc := withPods(rcOf(t, dc, 2, dcv1.DeploymentPhaseRunning, 0), 2, 2)
+	delete(rc.Annotations, dcv1.RolloutProgressAnnotation)
+	rc.Annotations[dcv1.KeyPrefix+"deployment.step"] = "2"
+	rc.Annotations[dcv1.KeyPrefix+"deployment.steps"] = "4"
+	rc.Annotations[dcv1.KeyPrefix+"deployment.paused-since"] = "2026-01-01T00:00:00Z"
 	return rc
 }
 
@@ -208,30 +223,47 @@ func awaiting(t *testing.T, dc *dcv1.DeploymentConfig, step, reason, duration st
 // says it too. A timed pause, or one already promoted, is in progress.
 func TestKstatusAwaitingPromotion(t *testing.T) {
 	dc := withVersion(testDC(nil), 2)
-	promoted := func(rc *corev1.ReplicationController, value string) *corev1.ReplicationController {
-		rc.Annotations[dcv1.PromoteRequestAnnotation] = value
+	// promoted puts a request on rc; consumed records that its runner acted
+	// on it.
+	promoted := func(rc *corev1.ReplicationController, req deployment.Request) *corev1.ReplicationController {
+		rc.Annotations[dcv1.PromoteRequestAnnotation] = req.Encode()
 		return rc
 	}
+	consumed := func(rc *corev1.ReplicationController) *corev1.ReplicationController {
+		req, _ := deployment.ReadRequest(rc)
+		p := deployment.ProgressOf(rc)
+		p.Consume(req.ID)
+		deployment.SetProgress(rc, p)
+		return rc
+	}
+	pause, inconclusive, promotion := dcv1.PauseReasonPause, dcv1.PauseReasonInconclusive, dcv1.PauseReasonPromotion
+	promote := func(gate string) deployment.Request {
+		return deployment.Request{ID: "r-" + gate, Kind: deployment.RequestPromote, Gate: gate}
+	}
+	full := deployment.Request{ID: "r-full", Kind: deployment.RequestPromoteFull}
 	cases := []struct {
 		name   string
 		latest *corev1.ReplicationController
 		reason string
 		words  string // in both messages, when awaiting promotion
 	}{
-		{"pause step without duration", awaiting(t, dc, "2", string(dcv1.PauseReasonPause), ""), dcv1.AwaitingPromotionReason, "paused at step 2 of 4"},
-		{"pause step, written by a deployer that records no reason", awaiting(t, dc, "2", "", ""), dcv1.AwaitingPromotionReason, "paused at step 2 of 4"},
-		{"Inconclusive analysis step", awaiting(t, dc, "3", string(dcv1.PauseReasonInconclusive), ""), dcv1.AwaitingPromotionReason,
+		{"pause step without duration", awaiting(t, dc, 2, "", pause, 0), dcv1.AwaitingPromotionReason, "paused at step 2 of 4"},
+		{"pause step, written by a deployer that records no reason", awaitingInLegacyKeys(t, dc), dcv1.AwaitingPromotionReason, "paused at step 2 of 4"},
+		{"Inconclusive analysis step", awaiting(t, dc, 3, "", inconclusive, 0), dcv1.AwaitingPromotionReason,
 			"paused at step 3 of 4: an analysis was Inconclusive"},
-		{"Inconclusive blue-green analysis", awaiting(t, dc, "", string(dcv1.PauseReasonInconclusive), ""), dcv1.AwaitingPromotionReason,
+		{"Inconclusive blue-green analysis", awaiting(t, dc, 0, deployment.GatePrePromotion, inconclusive, 0), dcv1.AwaitingPromotionReason,
 			"paused: an analysis was Inconclusive"},
-		{"blue-green promotion gate", awaiting(t, dc, "", string(dcv1.PauseReasonPromotion), ""), dcv1.AwaitingPromotionReason,
+		{"blue-green promotion gate", awaiting(t, dc, 0, deployment.GatePromotion, promotion, 0), dcv1.AwaitingPromotionReason,
 			"waiting for promotion to the active Service"},
-		{"timed pause", awaiting(t, dc, "2", string(dcv1.PauseReasonPause), "30s"), dcv1.RolloutInProgressReason, ""},
-		{"blue-green autoPromotionSeconds", awaiting(t, dc, "", string(dcv1.PauseReasonPromotion), "1m0s"), dcv1.RolloutInProgressReason, ""},
-		{"pause promoted, deployer not on yet", promoted(awaiting(t, dc, "2", string(dcv1.PauseReasonPause), ""), "2"), dcv1.RolloutInProgressReason, ""},
-		{"pause promoted in full", promoted(awaiting(t, dc, "2", string(dcv1.PauseReasonPause), ""), dcv1.PromoteFull), dcv1.RolloutInProgressReason, ""},
-		{"blue-green promoted", promoted(awaiting(t, dc, "", string(dcv1.PauseReasonPromotion), ""), "true"), dcv1.RolloutInProgressReason, ""},
-		{"an earlier step's promote request left", promoted(awaiting(t, dc, "3", string(dcv1.PauseReasonPause), ""), "1"), dcv1.AwaitingPromotionReason, "paused at step 3 of 4"},
+		{"timed pause", awaiting(t, dc, 2, "", pause, 30*time.Second), dcv1.RolloutInProgressReason, ""},
+		{"blue-green autoPromotionSeconds", awaiting(t, dc, 0, deployment.GatePromotion, promotion, time.Minute), dcv1.RolloutInProgressReason, ""},
+		{"pause promoted, deployer not on yet", promoted(awaiting(t, dc, 2, "", pause, 0), promote(deployment.StepGate(2))), dcv1.RolloutInProgressReason, ""},
+		{"pause promoted in full", promoted(awaiting(t, dc, 2, "", pause, 0), full), dcv1.RolloutInProgressReason, ""},
+		{"blue-green promoted", promoted(awaiting(t, dc, 0, deployment.GatePromotion, promotion, 0), promote(deployment.GatePromotion)), dcv1.RolloutInProgressReason, ""},
+		{"an earlier step's promote request left", promoted(awaiting(t, dc, 3, "", pause, 0), promote(deployment.StepGate(1))), dcv1.AwaitingPromotionReason, "paused at step 3 of 4"},
+		{"a full promote acted on before", consumed(promoted(awaiting(t, dc, 3, "", pause, 0), full)), dcv1.AwaitingPromotionReason, "paused at step 3 of 4"},
+		{"a promotion's request left at the postPromotion gate", promoted(awaiting(t, dc, 0, deployment.GatePostPromotion, inconclusive, 0), promote(deployment.GatePromotion)),
+			dcv1.AwaitingPromotionReason, "paused: an analysis was Inconclusive"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

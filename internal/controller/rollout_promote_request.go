@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
@@ -22,10 +23,9 @@ const (
 	rolloutRequestPromoteFull = "promote-full"
 )
 
-// promoteRequested passes a promote request on to the deployer of the
-// latest rollout: it writes dcv1.PromoteRequestAnnotation on the
-// rollout's ReplicationController with the value `kubectl dc rollout
-// promote` writes, which a client that may only patch the DeploymentConfig
+// promoteRequested passes a promote request on to the runner of the
+// latest rollout: it writes the request `kubectl dc rollout promote`
+// writes (deployment.Promotion) on the rollout's ReplicationController, which a client that may only patch the DeploymentConfig
 // (Argo CD's promote and promote-full actions) cannot. It returns why it
 // refused, in the command's words.
 func (r *DeploymentConfigReconciler) promoteRequested(ctx context.Context, dc *dcv1.DeploymentConfig, latest *corev1.ReplicationController, full bool) (string, error) {
@@ -40,42 +40,18 @@ func (r *DeploymentConfigReconciler) promoteRequested(ctx context.Context, dc *d
 	if err != nil {
 		return "", err
 	}
-	value, refusal := promoteValue(&encoded.Spec.Strategy, latest, full)
-	if refusal != "" {
-		return refusal, nil
+	req, what, err := deployment.Promotion(latest, &encoded.Spec.Strategy, full)
+	if err != nil {
+		return err.Error(), nil
 	}
-	rc := latest.DeepCopy()
-	patch := client.MergeFrom(rc.DeepCopy())
-	rc.Annotations[dcv1.PromoteRequestAnnotation] = value
-	if err := r.Client.Patch(ctx, rc, patch); err != nil {
-		return "", fmt.Errorf("promote replicationcontroller %s/%s: %w", rc.Namespace, rc.Name, err)
+	patch, err := deployment.RequestPatch(req)
+	if err != nil {
+		return "", err
 	}
-	r.Recorder.Eventf(dc, rc, corev1.EventTypeNormal, EventDeploymentPromoted, "Promote",
-		"Promoting rollout #%d (%s=%s) at the request of %s", deployment.Version(rc), dcv1.PromoteRequestAnnotation, value, dcv1.RolloutRequestAnnotation)
+	if err := r.Client.Patch(ctx, latest.DeepCopy(), client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return "", fmt.Errorf("promote replicationcontroller %s/%s: %w", latest.Namespace, latest.Name, err)
+	}
+	r.Recorder.Eventf(dc, latest, corev1.EventTypeNormal, EventDeploymentPromoted, "Promote",
+		"Promoting rollout #%d (%s) at the request of %s", deployment.Version(latest), what, dcv1.RolloutRequestAnnotation)
 	return "", nil
-}
-
-// promoteValue is the promote request for a running deployment of the
-// strategy, or why there is none: with BlueGreen any value switches (the
-// command writes "full"); with canary steps, "full" skips every remaining
-// step, and a rollout paused at step k (a pause or an Inconclusive
-// analysis) goes on with "k".
-func promoteValue(s *dcv1.DeploymentStrategy, rc *corev1.ReplicationController, full bool) (value, refusal string) {
-	version := deployment.Version(rc)
-	switch {
-	case s.Type == dcv1.DeploymentStrategyTypeBlueGreen && s.BlueGreenParams != nil:
-		return dcv1.PromoteFull, ""
-	case s.RollingParams == nil || len(s.RollingParams.Steps) == 0:
-		return "", fmt.Sprintf("rollout #%d has nothing to promote: its strategy has no steps and is not BlueGreen", version)
-	case full:
-		return dcv1.PromoteFull, ""
-	}
-	step, total := rc.Annotations[dcv1.DeploymentStepAnnotation], rc.Annotations[dcv1.DeploymentStepsAnnotation]
-	if step == "" {
-		return "", fmt.Sprintf("rollout #%d is not at a step yet or past the last one; nothing to promote", version)
-	}
-	if rc.Annotations[dcv1.DeploymentPausedSinceAnnotation] == "" && rc.Annotations[dcv1.DeploymentPauseReasonAnnotation] == "" {
-		return "", fmt.Sprintf("rollout #%d is at step %s of %s and not paused; use promote-full to skip the remaining steps", version, step, total)
-	}
-	return step, ""
 }

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -112,14 +113,13 @@ func (r *DeploymentConfigReconciler) retryRequested(ctx context.Context, dc *dcv
 	if !gone {
 		return "", errWaitingForPods
 	}
-	patch := client.MergeFromWithOptions(latest.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	delete(latest.Annotations, dcv1.DeploymentCancelledAnnotation)
-	delete(latest.Annotations, dcv1.DeploymentStatusReasonAnnotation)
-	// The steps start again: a step left on the RC would resume a canary
-	// at its pause with no canary pods (see deployment.ClearProgress).
-	deployment.ClearProgress(latest.Annotations)
-	latest.Annotations[dcv1.DeploymentPhaseAnnotation] = string(dcv1.DeploymentPhaseNew)
-	if err := r.Client.Patch(ctx, latest, patch); err != nil {
+	// The strategy starts again: a step left on the RC would resume a
+	// canary at its pause with no canary pods (see deployment.RetryPatch).
+	patch, err := deployment.RetryPatch(latest)
+	if err != nil {
+		return "", err
+	}
+	if err := r.Client.Patch(ctx, latest.DeepCopy(), client.RawPatch(types.MergePatchType, patch)); err != nil {
 		if apierrors.IsConflict(err) {
 			return "", errWaitingForPods
 		}

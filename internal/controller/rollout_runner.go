@@ -2,10 +2,12 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -98,7 +100,13 @@ type rolloutRunner struct {
 	mu   sync.Mutex
 	ctx  context.Context // the leader's lifetime; nil when not running
 	runs map[types.NamespacedName]*run
-	wg   sync.WaitGroup
+	// slots are the deployments given a slot that have not started their
+	// run yet (their phase write is in flight); waiting are those that
+	// asked for one when none was free, by when they asked.
+	slots   map[types.NamespacedName]bool
+	waiting map[types.NamespacedName]time.Time
+	wg      sync.WaitGroup
+	now     func() time.Time
 }
 
 // run is one rollout the runner carries out.
@@ -141,7 +149,9 @@ func newRolloutRunner(cfg *rest.Config, max int, log logr.Logger) (*rolloutRunne
 			Name: "deployconfig_controller_rollouts_in_flight",
 			Help: "Rollouts the leading dc-controller runs in itself (--deployer-mode controller-when-possible).",
 		}),
-		runs: map[types.NamespacedName]*run{},
+		runs:  map[types.NamespacedName]*run{},
+		slots: map[types.NamespacedName]bool{}, waiting: map[types.NamespacedName]time.Time{},
+		now: time.Now,
 	}, nil
 }
 
@@ -190,13 +200,14 @@ func (r *rolloutRunner) start(s rolloutStart) error {
 	if existing, ok := r.runs[key]; ok && existing.uid == s.rc.UID && !isDone(existing) {
 		return nil
 	}
-	if !s.resume && r.runningLocked() >= r.max {
+	if !s.resume && !r.slots[key] && r.usedLocked() >= r.max {
 		return errRunnerFull
 	}
+	delete(r.slots, key)
 	ctx, cancel := context.WithDeadline(r.ctx, s.deadline)
 	run := &run{uid: s.rc.UID, cancel: cancel, log: &rolloutLog{}, done: make(chan struct{})}
 	if s.resume {
-		fmt.Fprint(run.log, s.rc.Annotations[dcv1.DeploymentLogAnnotation])
+		run.log.restore(deployment.Log(s.rc))
 		fmt.Fprintln(run.log, "--> Resumed by a new dc-controller leader")
 	}
 	r.runs[key] = run
@@ -212,7 +223,15 @@ func (r *rolloutRunner) execute(ctx context.Context, run *run, s rolloutStart) {
 	defer r.wg.Done()
 	defer r.inFlight.Dec()
 	log := r.log.WithValues("rc", s.rc.Namespace+"/"+s.rc.Name)
+	flushed := make(chan struct{})
+	flushCtx, stopFlush := context.WithCancel(context.WithoutCancel(ctx))
+	go func() {
+		defer close(flushed)
+		r.flushLog(flushCtx, run, s.rc, log)
+	}()
 	err := r.deploy(ctx, run, s, log)
+	stopFlush()
+	<-flushed
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		run.err, run.finished = errDeadlineExceeded, true
@@ -224,6 +243,11 @@ func (r *rolloutRunner) execute(ctx context.Context, run *run, s rolloutStart) {
 	}
 	if run.finished && run.err != nil {
 		fmt.Fprintf(run.log, "error: %v\n", run.err)
+	}
+	if !run.finished {
+		// Stopped (this replica stops leading, or a cancel): keep every
+		// line for the next runner and for `kubectl dc logs`.
+		r.writeLog(context.WithoutCancel(ctx), run, s.rc, log)
 	}
 	close(run.done)
 	log.V(1).Info("rollout ended in the controller", "finished", run.finished, "error", run.err)
@@ -304,11 +328,56 @@ func (r *rolloutRunner) forget(key types.NamespacedName) {
 	}
 }
 
-// full reports whether as many rollouts as allowed run.
-func (r *rolloutRunner) full() bool {
+// reserve gives the deployment a slot of --max-controller-rollouts, first
+// come, first served: it reports false while the slots are taken or a
+// deployment that asked earlier still waits for one. The slot is the
+// deployment's from its phase write on; release gives it back when the
+// rollout does not start.
+func (r *rolloutRunner) reserve(rc *corev1.ReplicationController) bool {
+	key := types.NamespacedName{Namespace: rc.Namespace, Name: rc.Name}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.runningLocked() >= r.max
+	if r.slots[key] {
+		return true
+	}
+	asked, queued := r.waiting[key]
+	if !queued {
+		asked = r.now()
+	}
+	if r.usedLocked() >= r.max || r.aheadLocked(key, asked) {
+		r.waiting[key] = asked
+		return false
+	}
+	delete(r.waiting, key)
+	r.slots[key] = true
+	return true
+}
+
+// aheadLocked reports whether a deployment that asked for a slot before
+// key (asked at asked) still waits.
+func (r *rolloutRunner) aheadLocked(key types.NamespacedName, asked time.Time) bool {
+	for other, t := range r.waiting {
+		if other != key && (t.Before(asked) || (t.Equal(asked) && other.String() < key.String())) {
+			return true
+		}
+	}
+	return false
+}
+
+// release gives back the slot of a deployment whose rollout did not start,
+// and takes it out of the line.
+func (r *rolloutRunner) release(rc *corev1.ReplicationController) {
+	key := types.NamespacedName{Namespace: rc.Namespace, Name: rc.Name}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.slots, key)
+	delete(r.waiting, key)
+}
+
+// usedLocked counts the slots in use: rollouts running, and slots given
+// to rollouts about to start.
+func (r *rolloutRunner) usedLocked() int {
+	return r.runningLocked() + len(r.slots)
 }
 
 // runningLocked counts the rollouts still running.
@@ -358,11 +427,14 @@ type rolloutLog struct {
 	mu      sync.Mutex
 	buf     []byte
 	dropped bool
-	// last is when a line was last written; flushed whether the kept log
-	// has been written to the deployment since.
-	last    time.Time
+	// writes counts the writes; flushed says whether the kept log has
+	// been written to the deployment since the last one.
+	writes  uint64
 	flushed bool
 }
+
+// droppedLine starts a kept log whose earlier lines were dropped.
+const droppedLine = "... (earlier lines dropped)\n"
 
 // Write implements io.Writer.
 func (l *rolloutLog) Write(p []byte) (int, error) {
@@ -377,7 +449,7 @@ func (l *rolloutLog) Write(p []byte) (int, error) {
 		l.buf = append(l.buf[:0], l.buf[cut:]...)
 		l.dropped = true
 	}
-	l.last = time.Now()
+	l.writes++
 	l.flushed = false
 	return len(p), nil
 }
@@ -388,27 +460,78 @@ func (l *rolloutLog) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.dropped {
-		return "... (earlier lines dropped)\n" + string(l.buf)
+		return droppedLine + string(l.buf)
 	}
 	return string(l.buf)
 }
 
-// quietFor returns the log when it has lines not yet on the deployment and
-// none came for d: the rollout waits (a pause, a promotion, an analysis)
-// and a user looking at its log should see why.
-func (l *rolloutLog) quietFor(now time.Time, d time.Duration) (string, bool) {
+// restore starts the log with the lines an earlier runner kept.
+func (l *rolloutLog) restore(kept string) {
 	l.mu.Lock()
-	quiet := !l.flushed && len(l.buf) > 0 && now.Sub(l.last) >= d
-	l.mu.Unlock()
-	if !quiet {
-		return "", false
+	defer l.mu.Unlock()
+	if rest, ok := strings.CutPrefix(kept, droppedLine); ok {
+		kept, l.dropped = rest, true
 	}
-	return l.String(), true
+	l.buf = append(l.buf[:0], kept...)
+	l.flushed = true
 }
 
-// markFlushed notes that the log is on the deployment.
-func (l *rolloutLog) markFlushed() {
+// unflushed returns the log when it has lines not yet on the deployment,
+// and the count of writes it has seen, for markFlushed.
+func (l *rolloutLog) unflushed() (string, uint64, bool) {
 	l.mu.Lock()
-	l.flushed = true
+	dirty, writes := !l.flushed && len(l.buf) > 0, l.writes
+	l.mu.Unlock()
+	if !dirty {
+		return "", 0, false
+	}
+	return l.String(), writes, true
+}
+
+// markFlushed notes that the log as it was after writes writes is on the
+// deployment.
+func (l *rolloutLog) markFlushed(writes uint64) {
+	l.mu.Lock()
+	if l.writes == writes {
+		l.flushed = true
+	}
 	l.mu.Unlock()
 }
+
+// flushLog writes the run's log to its deployment every logFlushEvery
+// while lines arrive, until ctx ends.
+func (r *rolloutRunner) flushLog(ctx context.Context, run *run, rc *corev1.ReplicationController, log logr.Logger) {
+	t := time.NewTicker(logFlushEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			r.writeLog(ctx, run, rc, log)
+		}
+	}
+}
+
+// writeLog writes the run's log to its deployment when it has new lines.
+func (r *rolloutRunner) writeLog(ctx context.Context, run *run, rc *corev1.ReplicationController, log logr.Logger) {
+	text, writes, ok := run.log.unflushed()
+	if !ok {
+		return
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": deployment.LogPatch(text)}})
+	if err != nil {
+		log.Error(err, "encode the rollout's log")
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, logWriteTimeout)
+	defer cancel()
+	if _, err := r.client.CoreV1().ReplicationControllers(rc.Namespace).Patch(ctx, rc.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		log.V(1).Info("could not write the rollout's log", "error", err.Error())
+		return
+	}
+	run.log.markFlushed(writes)
+}
+
+// logWriteTimeout bounds one write of a rollout's log.
+const logWriteTimeout = 5 * time.Second

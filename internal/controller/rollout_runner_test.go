@@ -3,7 +3,6 @@ package controller
 import (
 	"strings"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -93,23 +92,44 @@ func TestRolloutLogKeepsItsTailFromALineStart(t *testing.T) {
 	}
 }
 
-func TestRolloutLogIsWrittenWhenQuiet(t *testing.T) {
+// TestRolloutLogIsWrittenOnceEachChange: the flusher writes the log when it
+// has lines not yet on the deployment, and a line that arrives while a
+// write is in flight is written by the next one.
+func TestRolloutLogIsWrittenOnceEachChange(t *testing.T) {
 	l := &rolloutLog{}
-	now := time.Now()
-	if _, ok := l.quietFor(now, time.Second); ok {
+	if _, _, ok := l.unflushed(); ok {
 		t.Error("an empty log is written")
 	}
 	l.Write([]byte("--> Waiting for promotion\n"))
-	now = time.Now()
-	if _, ok := l.quietFor(now, time.Minute); ok {
-		t.Error("a log written to a moment ago is written")
-	}
-	text, ok := l.quietFor(now.Add(time.Minute), time.Minute)
+	text, writes, ok := l.unflushed()
 	if !ok || text != "--> Waiting for promotion\n" {
-		t.Errorf("quiet log = %q, %t", text, ok)
+		t.Fatalf("unflushed log = %q, %t", text, ok)
 	}
-	l.markFlushed()
-	if _, ok := l.quietFor(now.Add(time.Hour), time.Minute); ok {
-		t.Error("a log already written is written again")
+	l.Write([]byte("    Promoted\n"))
+	l.markFlushed(writes)
+	text, writes, ok = l.unflushed()
+	if !ok || text != "--> Waiting for promotion\n    Promoted\n" {
+		t.Fatalf("a line written during a write is not written next: %q, %t", text, ok)
+	}
+	l.markFlushed(writes)
+	if text, _, ok := l.unflushed(); ok {
+		t.Errorf("a log already written is written again: %q", text)
+	}
+}
+
+// TestRolloutLogRestoredGoesOn: a resumed run starts from the log its
+// deployment keeps, which is not written again until a line is added, and
+// whose note of dropped lines stays one note.
+func TestRolloutLogRestoredGoesOn(t *testing.T) {
+	l := &rolloutLog{}
+	kept := "... (earlier lines dropped)\n--> Scaling web-2 to 1\n"
+	l.restore(kept)
+	if text, _, ok := l.unflushed(); ok {
+		t.Errorf("a restored log is written again before a line is added: %q", text)
+	}
+	l.Write([]byte("--> Resumed by a new dc-controller leader\n"))
+	text, _, ok := l.unflushed()
+	if want := kept + "--> Resumed by a new dc-controller leader\n"; !ok || text != want {
+		t.Errorf("log = %q, %t; want %q", text, ok, want)
 	}
 }

@@ -74,7 +74,7 @@ func (r *DeploymentConfigReconciler) syncBlueGreenServices(ctx context.Context, 
 	}
 	active, allowed := live, []*corev1.ReplicationController(nil)
 	if running {
-		if latest.Annotations[dcv1.DeploymentSwitchedAnnotation] == dcv1.SwitchedTrial {
+		if deployment.IsOnTrial(latest) {
 			active = latest
 		}
 		allowed = []*corev1.ReplicationController{live, latest}

@@ -115,7 +115,7 @@ func TestSyncServices(t *testing.T) {
 			for i, s := range tc.rcs {
 				rc := rcOf(t, dc, int64(i+1), s.phase, 0)
 				if s.switched != "" {
-					rc.Annotations[dcv1.DeploymentSwitchedAnnotation] = s.switched
+					switchTo(rc, deployment.Switch(s.switched))
 				}
 				objects = append(objects, rc.DeepCopy())
 				// As cached: the selector is dropped once observed.
@@ -207,7 +207,7 @@ func TestFallBackKeepsASwitchedDeployment(t *testing.T) {
 	dc := blueGreenDC(2)
 	old := rcOf(t, dc, 1, dcv1.DeploymentPhaseComplete, 4)
 	switched := rcOf(t, dc, 2, dcv1.DeploymentPhaseFailed, 4)
-	switched.Annotations[dcv1.DeploymentSwitchedAnnotation] = dcv1.SwitchedFinal
+	switchTo(switched, deployment.SwitchFinal)
 	r, c, _ := servicesReconciler(t, old, switched)
 	if err := r.scaleDeployments(t.Context(), dc, []*corev1.ReplicationController{old, switched}); err != nil {
 		t.Fatal(err)
@@ -248,4 +248,12 @@ func servicesReconciler(t *testing.T, objects ...client.Object) (*DeploymentConf
 		},
 	}).Build()
 	return &DeploymentConfigReconciler{Client: c, APIReader: c, Recorder: events.NewFakeRecorder(10)}, c, &writes
+}
+
+// switchTo records on rc, as its blue-green runner does, that the active
+// Service was switched to it (on trial or for good).
+func switchTo(rc *corev1.ReplicationController, s deployment.Switch) {
+	p := deployment.ProgressOf(rc)
+	p.Stage, p.Switch = deployment.StageSwitched, s
+	deployment.SetProgress(rc, p)
 }

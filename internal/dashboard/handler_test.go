@@ -99,10 +99,9 @@ func canaryAtStep() []any {
 		rc.Annotations[dcv1.DeploymentPhaseAnnotation] = string(dcv1.DeploymentPhaseComplete)
 		if version == 2 {
 			rc.Annotations[dcv1.DeploymentPhaseAnnotation] = string(dcv1.DeploymentPhaseRunning)
-			rc.Annotations[dcv1.DeploymentStepAnnotation] = "2"
-			rc.Annotations[dcv1.DeploymentStepsAnnotation] = "2"
-			rc.Annotations[dcv1.DeploymentWeightAnnotation] = "20"
-			rc.Annotations[dcv1.DeploymentPausedSinceAnnotation] = testNow.Format(time.RFC3339)
+			deployment.SetProgress(rc, deployment.Progress{Stage: deployment.StageSteps, Step: 2, Steps: 2, Weight: new(int32(20)),
+				Wait:   &deployment.Wait{Gate: deployment.StepGate(2), Reason: dcv1.PauseReasonPause, Since: metav1.NewTime(testNow)},
+				Runner: deployment.Runner{Kind: deployment.RunnerPod, Holder: deployment.DeployerPodName(rc.Name)}})
 		}
 		if version == 1 {
 			rc.Annotations[dcv1.ConfigSnapshotsAnnotation] = `[{"kind":"ConfigMap","name":"app","copy":"app-1a2b3c4d5e"},{"kind":"Secret","name":"db","copy":"db-0f0f0f0f0f"}]`

@@ -265,8 +265,8 @@ func TestBuildRolloutOfARoutedCanary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc.Annotations[dcv1.DeploymentStepAnnotation] = "3"
-	rc.Annotations[dcv1.DeploymentStepsAnnotation] = "3"
+	deployment.SetProgress(rc, deployment.Progress{Stage: deployment.StageSteps, Step: 3, Steps: 3,
+		Runner: deployment.Runner{Kind: deployment.RunnerPod, Holder: deployment.DeployerPodName(rc.Name)}})
 	v := buildRollout(rc)
 	if !v.Routed {
 		t.Errorf("a canary with trafficRouting is not shown as routed")

@@ -115,17 +115,16 @@ func buildAnalyses(rc *corev1.ReplicationController, log string) []analysisView 
 	}
 	measured := parseMeasurements(log)
 	places := map[string]bool{}
-	for key := range rc.Annotations {
-		if label, ok := strings.CutPrefix(key, dcv1.AnalysisAnnotationPrefix); ok {
-			places[label] = true
-		}
+	outcomes := deployment.AnalysisOutcomes(rc)
+	for label := range outcomes {
+		places[label] = true
 	}
 	for place := range measured {
 		places[place] = true
 	}
 	var out []analysisView
 	for place := range places {
-		v := analysisView{Place: place, Outcome: rc.Annotations[analysis.AnnotationKey(place)]}
+		v := analysisView{Place: place, Outcome: outcomes[place]}
 		if v.Place == "" {
 			v.Place = "analysis"
 		}

@@ -265,14 +265,20 @@ func deploymentsOf(s *store, dc *dcv1.DeploymentConfig) []*corev1.ReplicationCon
 
 // buildRollout describes the latest rollout from what its RC records.
 func buildRollout(rc *corev1.ReplicationController) *rolloutView {
-	a := rc.Annotations
+	p := deployment.ProgressOf(rc)
 	r := &rolloutView{
 		Version: deployment.Version(rc), Phase: string(deployment.Phase(rc)),
-		Reason: a[dcv1.DeploymentStatusReasonAnnotation],
-		Step:   a[dcv1.DeploymentStepAnnotation], Steps: a[dcv1.DeploymentStepsAnnotation],
-		Weight: a[dcv1.DeploymentWeightAnnotation], PausedSince: a[dcv1.DeploymentPausedSinceAnnotation],
-		PauseReason: a[dcv1.DeploymentPauseReasonAnnotation],
-		Terminal:    deployment.IsTerminal(deployment.Phase(rc)),
+		Reason:   rc.Annotations[dcv1.DeploymentStatusReasonAnnotation],
+		Terminal: deployment.IsTerminal(deployment.Phase(rc)),
+	}
+	if p.Stage == deployment.StageSteps {
+		r.Step, r.Steps = strconv.Itoa(p.Step), strconv.Itoa(p.Steps)
+	}
+	if p.Weight != nil {
+		r.Weight = strconv.Itoa(int(*p.Weight))
+	}
+	if p.Wait != nil {
+		r.PausedSince, r.PauseReason = p.Wait.Since.UTC().Format(time.RFC3339), string(p.Wait.Reason)
 	}
 	if r.PauseReason == string(dcv1.PauseReasonPause) {
 		// "paused (Pause)" says nothing more than "paused".
@@ -283,7 +289,10 @@ func buildRollout(rc *corev1.ReplicationController) *rolloutView {
 		return r
 	}
 	r.Routed = encoded.Spec.Strategy.RollingParams.TrafficRouting != nil
-	current, _ := strconv.Atoi(r.Step)
+	current := p.Step
+	if p.Stage == deployment.StageFinalRoll || p.Switch == deployment.SwitchFinal {
+		current = len(encoded.Spec.Strategy.RollingParams.Steps) + 1
+	}
 	phase := deployment.Phase(rc)
 	for i, step := range encoded.Spec.Strategy.RollingParams.Steps {
 		state := "to come"

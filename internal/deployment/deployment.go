@@ -213,6 +213,7 @@ func New(dc *dcv1.DeploymentConfig) (*corev1.ReplicationController, error) {
 		dcv1.DesiredReplicasAnnotation:         strconv.Itoa(int(dc.Spec.Replicas)),
 		dcv1.DeploymentReplicasAnnotation:      "0",
 		dcv1.EncodedDeploymentConfigAnnotation: encoded,
+		dcv1.RolloutProgressAnnotation:         NewProgress(name).Encode(),
 	}
 	// As OpenShift's, the RC gets none of the DeploymentConfig's
 	// annotations but the one that says to create no deployer pod.
@@ -257,7 +258,7 @@ func SortByVersion(rcs []*corev1.ReplicationController) {
 // Live returns the deployment that serves, of rcs other than skip (which
 // may be nil), or nil when there is none: the newest one that is Complete
 // or that a blue-green rollout switched the active Service to for good
-// (DeploymentSwitchedAnnotation is SwitchedFinal). Such a deployment stays
+// (its progress record says SwitchFinal). Such a deployment stays
 // live when its rollout fails or is cancelled afterwards (a newer version
 // arriving during scaleDownDelaySeconds): the fall-back, the next rollout
 // and history build on it, not on the version it replaced. One switched
@@ -279,7 +280,7 @@ func Live(rcs []*corev1.ReplicationController, skip *corev1.ReplicationControlle
 // IsLive reports whether a deployment may serve: it is Complete, or the
 // active Service was switched to it for good.
 func IsLive(rc *corev1.ReplicationController) bool {
-	return Phase(rc) == dcv1.DeploymentPhaseComplete || rc.Annotations[dcv1.DeploymentSwitchedAnnotation] == dcv1.SwitchedFinal
+	return Phase(rc) == dcv1.DeploymentPhaseComplete || IsSwitchedFinal(rc)
 }
 
 // Selector returns the selector of the deployment named name of the

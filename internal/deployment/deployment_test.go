@@ -171,7 +171,7 @@ func TestLive(t *testing.T) {
 			Annotations: map[string]string{dcv1.DeploymentPhaseAnnotation: string(phase)},
 		}}
 		if switched != "" {
-			r.Annotations[dcv1.DeploymentSwitchedAnnotation] = switched
+			SetProgress(r, Progress{Stage: StageSwitched, Switch: Switch(switched)})
 		}
 		return r
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/deployment"
 )
 
 // The real node's traffic-routing sample: a DeploymentConfig of the sample
@@ -144,7 +145,7 @@ func (c *Cluster) RollOutTrafficSample(ctx context.Context, out io.Writer, names
 
 // trafficPaused reports whether the rollout waits in a pause.
 func trafficPaused(r Rollout) bool {
-	return r.RC != nil && !r.Done() && r.RC.Annotations[dcv1.DeploymentPausedSinceAnnotation] != ""
+	return r.RC != nil && !r.Done() && deployment.ProgressOf(r.RC).Wait != nil
 }
 
 // applyTrafficSample applies the sample at VERSION version and waits until

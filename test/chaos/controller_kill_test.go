@@ -102,7 +102,7 @@ func (r *round) countRunningInController(ctx context.Context) int {
 	n := 0
 	for i := range rcs.Items {
 		rc := &rcs.Items[i]
-		if deployment.Phase(rc) == dcv1.DeploymentPhaseRunning && rc.Annotations[dcv1.DeploymentRunnerAnnotation] == dcv1.DeploymentRunnerController {
+		if deployment.Phase(rc) == dcv1.DeploymentPhaseRunning && deployment.RunsInController(rc) {
 			n++
 		}
 	}

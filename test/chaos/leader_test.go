@@ -99,7 +99,7 @@ func (r *round) runningInController(ctx context.Context, names []string, version
 	for _, name := range names {
 		rc, err := suite.env.Clientset().CoreV1().ReplicationControllers(r.ns).Get(ctx, deployment.Name(name, version), metav1.GetOptions{})
 		if err == nil && deployment.Phase(rc) == dcv1.DeploymentPhaseRunning &&
-			rc.Annotations[dcv1.DeploymentRunnerAnnotation] == dcv1.DeploymentRunnerController {
+			deployment.RunsInController(rc) {
 			running = append(running, rc.Name)
 		}
 	}

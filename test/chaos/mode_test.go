@@ -87,7 +87,7 @@ func (r *round) checkRunner(rc *corev1.ReplicationController) error {
 	}
 	// The tracker may not have seen rc's last update yet; rc itself says
 	// what it says now.
-	inController := r.tracker.ranInController(rc.Name) || rc.Annotations[dcv1.DeploymentRunnerAnnotation] == dcv1.DeploymentRunnerController
+	inController := r.tracker.ranInController(rc.Name) || deployment.RunsInController(rc)
 	pods := r.tracker.deployerPods(rc.Name)
 	want := suite.mode.runsInController(dc)
 	switch {

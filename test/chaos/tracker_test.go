@@ -20,7 +20,8 @@ import (
 // longer shows: every deployment that reached Complete (history cleanup
 // deletes old ones), every deployer pod each deployment ever had (a
 // deployment run twice would have two) and every deployment that said it
-// ran in dc-controller (dcv1.DeploymentRunnerAnnotation).
+// ran in dc-controller (its progress record names dc-controller as its
+// runner).
 type tracker struct {
 	mu sync.Mutex
 	// complete holds the deployments seen Complete, each with whether it
@@ -60,7 +61,7 @@ func (tr *tracker) observe(obj any) {
 	defer tr.mu.Unlock()
 	switch o := obj.(type) {
 	case *corev1.ReplicationController:
-		if o.Annotations[dcv1.DeploymentRunnerAnnotation] == dcv1.DeploymentRunnerController {
+		if deployment.RunsInController(o) {
 			tr.inController[o.Name] = true
 		}
 		if deployment.Phase(o) == dcv1.DeploymentPhaseComplete {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/deployment"
 )
 
 // selectorWatch records every deployment a Service selects, from the
@@ -86,8 +87,8 @@ func waitSwitched(t *testing.T, ns, rc, old string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if mark := got.Annotations[dcv1.DeploymentSwitchedAnnotation]; mark != dcv1.SwitchedFinal {
-		t.Errorf("%s is marked switched=%q after the switch, want %q", rc, mark, dcv1.SwitchedFinal)
+	if mark := deployment.ProgressOf(got).Switch; mark != deployment.SwitchFinal {
+		t.Errorf("%s is marked switched=%q after the switch, want %q", rc, mark, deployment.SwitchFinal)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/deployment"
 )
 
 // The sequence: a canary cancelled at its pause and retried starts
@@ -51,14 +52,14 @@ func waitInconclusive(t *testing.T, ns string) {
 	t.Helper()
 	waitPausedAt(t, ns, "web-2", 2)
 	rc := getRC(t, ns, "web-2")
-	if got := rc.Annotations[dcv1.DeploymentPauseReasonAnnotation]; got != string(dcv1.PauseReasonInconclusive) {
-		t.Errorf("pause reason %q, want %s", got, dcv1.PauseReasonInconclusive)
+	if w := deployment.ProgressOf(rc).Wait; w == nil || w.Reason != dcv1.PauseReasonInconclusive {
+		t.Errorf("wait %+v, want one for the reason %s", w, dcv1.PauseReasonInconclusive)
 	}
 	if got := rc.Annotations[dcv1.AnalysisAnnotationPrefix+"step-2"]; !strings.HasPrefix(got, "Inconclusive: ") {
 		t.Errorf("step-2 analysis annotation %q, want Inconclusive", got)
 	}
-	if deployment := requirePhaseNow(t, ns, "web-2"); deployment != dcv1.DeploymentPhaseRunning {
-		t.Errorf("rollout #2 is %s while waiting, want Running", deployment)
+	if phase := requirePhaseNow(t, ns, "web-2"); phase != dcv1.DeploymentPhaseRunning {
+		t.Errorf("rollout #2 is %s while waiting, want Running", phase)
 	}
 }
 

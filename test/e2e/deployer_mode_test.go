@@ -34,8 +34,8 @@ func inController(dc *dcv1.DeploymentConfig) *dcv1.DeploymentConfig {
 func requireRanInController(t *testing.T, ns, rcName string) {
 	t.Helper()
 	rc := getRC(t, ns, rcName)
-	if got := rc.Annotations[dcv1.DeploymentRunnerAnnotation]; got != dcv1.DeploymentRunnerController {
-		t.Errorf("%s: annotation %s = %q, want %q", rcName, dcv1.DeploymentRunnerAnnotation, got, dcv1.DeploymentRunnerController)
+	if got := deployment.ProgressOf(rc).Runner; got.Kind != deployment.RunnerController {
+		t.Errorf("%s: runner %+v, want %q", rcName, got, deployment.RunnerController)
 	}
 	pod, err := clientset().CoreV1().Pods(ns).Get(context.Background(), deployment.DeployerPodName(rcName), metav1.GetOptions{})
 	if err == nil {
@@ -83,7 +83,7 @@ func TestInControllerCanaryCancelRetryPromote(t *testing.T) {
 	rollNext(t, ns, 2)
 	waitPausedAt(t, ns, "web-2", 2)
 	waitScaled(t, ns, map[string]int32{"web-1": 3, "web-2": 2})
-	// A paused rollout's log is on the RC once it has been quiet a while;
+	// A paused rollout's log is on the RC within seconds of its last line;
 	// this one is followed to its end below.
 	mustDC(t, ns, "rollout", "cancel", "web")
 	rc := requirePhase(t, ns, "web", 2, dcv1.DeploymentPhaseFailed)
@@ -156,8 +156,8 @@ func TestInControllerModeStillRunsHooksInPods(t *testing.T) {
 	createDC(t, ns, inController(newDC("web", 1, recreate(shellHook(dcv1.LifecycleHookFailurePolicyAbort, "echo pre-hook"), nil, nil))))
 	requireComplete(t, ns, "web", 1)
 	rc := getRC(t, ns, "web-1")
-	if _, ok := rc.Annotations[dcv1.DeploymentRunnerAnnotation]; ok {
-		t.Errorf("web-1 ran in the controller, but its execNewPod hook needs a deployer pod")
+	if got := deployment.ProgressOf(rc).Runner; got.Kind != deployment.RunnerPod {
+		t.Errorf("web-1 ran in the controller (runner %+v), but its execNewPod hook needs a deployer pod", got)
 	}
 	getPod(t, ns, deployment.DeployerPodName("web-1"))
 	assertInOrder(t, deployerLog(t, ns, "web"), "pre-hook", "--> Success")

@@ -14,7 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/deployment"
 	"github.com/deployconfig/deployconfig/internal/localprom"
+	"github.com/deployconfig/deployconfig/test/rollout"
 )
 
 // canary is a Rolling strategy (maxSurge and maxUnavailable 25%) with steps.
@@ -44,18 +46,17 @@ func rollNext(t *testing.T, ns string, version int64) {
 // promote.
 func waitPausedAt(t *testing.T, ns, rc string, k int) {
 	t.Helper()
-	var last map[string]string
+	var last deployment.Progress
 	err := poll(t, rolloutTimeout, func(ctx context.Context) (bool, error) {
 		got, err := clientset().CoreV1().ReplicationControllers(ns).Get(ctx, rc, metav1.GetOptions{})
 		if err != nil {
 			return false, ignoreNotFound(err)
 		}
-		last = got.Annotations
-		step := got.Annotations[dcv1.DeploymentStepAnnotation]
-		return got.Annotations[dcv1.DeploymentPausedSinceAnnotation] != "" && (k == 0 || step == fmt.Sprint(k)), nil
+		last = deployment.ProgressOf(got)
+		return rollout.PausedAt(got, k), nil
 	})
 	if err != nil {
-		t.Fatalf("waiting for %s to pause at step %d: %v; annotations %v; deployer log:\n%s", rc, k, err, last, deployerLog(t, ns, "web"))
+		t.Fatalf("waiting for %s to pause at step %d: %v; progress %+v; deployer log:\n%s", rc, k, err, last, deployerLog(t, ns, "web"))
 	}
 }
 

@@ -120,7 +120,10 @@ func TestBlueGreenFallBackKeepsASwitchedDeployment(t *testing.T) {
 	// marked switched for good, then the active Service on it.
 	patchRC(t, ns, "web-2", func(rc *corev1.ReplicationController) {
 		rc.Spec.Replicas = ptr(int32(3))
-		rc.Annotations[dcv1.DeploymentSwitchedAnnotation] = dcv1.SwitchedFinal
+		p := deployment.ProgressOf(rc)
+		p.Seq++
+		p.Stage, p.Switch = deployment.StageSwitched, deployment.SwitchFinal
+		deployment.SetProgress(rc, p)
 	})
 	editService(t, ns, "web", func(svc *corev1.Service) { svc.Spec.Selector = deploymentSelector("web-2") })
 

@@ -176,6 +176,18 @@ func updateDC(t *testing.T, ns, name string, change func(*dcv1.DeploymentConfig)
 	}
 }
 
+// recordProgress plays the runner of the deployment's rollout: it changes
+// the deployment's progress record as the runner writes it.
+func recordProgress(t *testing.T, ns, name string, change func(*deployment.Progress)) {
+	t.Helper()
+	patchRC(t, ns, name, func(rc *corev1.ReplicationController) {
+		p := deployment.ProgressOf(rc)
+		change(&p)
+		p.Seq++
+		deployment.SetProgress(rc, p)
+	})
+}
+
 // patchRC changes an RC as a user would, retrying on conflicts.
 func patchRC(t *testing.T, ns, name string, change func(*corev1.ReplicationController)) {
 	t.Helper()

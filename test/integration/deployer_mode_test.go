@@ -320,10 +320,12 @@ func (m *modeRollouts) record(t *testing.T, name, dc string) {
 	m.checkpoints = append(m.checkpoints, checkpoint{name: name, state: state})
 }
 
-// state renders what a user sees of a DeploymentConfig, with the namespace
-// and times taken out, and without what only one mode has: the runner and
-// its start, the log, the deployer pod's name and creation failures, the
-// encoded DeploymentConfig (which names the namespace).
+// state renders what a user sees of a DeploymentConfig, with the namespace,
+// times and request IDs taken out, and without what only one mode has: the
+// runner and its start (and the count of writes of the progress record,
+// of which the controller's start is one), the log, the deployer pod's
+// name and creation failures, the encoded DeploymentConfig (which names
+// the namespace).
 func (m *modeRollouts) state(t *testing.T, name string) []string {
 	t.Helper()
 	ctx := context.Background()
@@ -353,11 +355,13 @@ func (m *modeRollouts) state(t *testing.T, name string) []string {
 		out = append(out, fmt.Sprintf("rc %s replicas=%d image=%s labels=%v", rc.Name, deployment.Replicas(&rc), image, rc.Labels))
 		for k, v := range rc.Annotations {
 			switch k {
-			case dcv1.DeploymentRunnerAnnotation, dcv1.DeploymentRunnerStartedAnnotation, dcv1.DeploymentLogAnnotation, dcv1.DeployerPodAnnotation,
+			case dcv1.DeploymentLogAnnotation, dcv1.DeployerPodAnnotation,
 				dcv1.EncodedDeploymentConfigAnnotation, dcv1.DeployerPodCreateFailingSinceAnnotation:
 				continue
-			case dcv1.DeploymentPausedSinceAnnotation:
-				v = "<time>"
+			case dcv1.RolloutProgressAnnotation:
+				v = progressState(&rc)
+			case dcv1.PromoteRequestAnnotation:
+				v = requestState(&rc)
 			}
 			out = append(out, fmt.Sprintf("rc %s annotation %s=%s", rc.Name, k, norm(v)))
 		}
@@ -371,6 +375,38 @@ func (m *modeRollouts) state(t *testing.T, name string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// progressState renders a deployment's progress record as both modes
+// write it: without its runner, its count of writes and its times.
+func progressState(rc *corev1.ReplicationController) string {
+	p, err := deployment.ReadProgress(rc)
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
+	out := fmt.Sprintf("stage=%s step=%d/%d switch=%q consumed=%d", p.Stage, p.Step, p.Steps, p.Switch, len(p.Consumed))
+	if p.Weight != nil {
+		out += fmt.Sprintf(" weight=%d", *p.Weight)
+	}
+	if w := p.Wait; w != nil {
+		out += fmt.Sprintf(" wait=%s/%s", w.Gate, w.Reason)
+		if w.Duration != nil {
+			out += " for " + w.Duration.Duration.String()
+		}
+	}
+	if a := p.Analysis; a != nil {
+		out += " analysis=" + a.Label
+	}
+	return out
+}
+
+// requestState renders a deployment's promote request without its ID.
+func requestState(rc *corev1.ReplicationController) string {
+	req, ok := deployment.ReadRequest(rc)
+	if !ok {
+		return "unreadable: " + rc.Annotations[dcv1.PromoteRequestAnnotation]
+	}
+	return fmt.Sprintf("%s gate=%q consumed=%t", req.Kind, req.Gate, deployment.ProgressOf(rc).HasConsumed(req.ID))
 }
 
 // controllerFailureWording is how dc-controller words the reason of a
@@ -468,8 +504,8 @@ func (m *modeRollouts) podLog(t *testing.T, rcName string) string {
 }
 
 // checkRunner checks who ran the namespace's rollouts: in pod mode (or
-// when wantPods) deployer pods and no runner annotation on any RC; in
-// controller mode no pod at all, and every RC that started carries the
+// when wantPods) deployer pods, named as the runner of every RC; in
+// controller mode no pod at all, and every RC that started names the
 // controller as its runner.
 func (m *modeRollouts) checkRunner(t *testing.T, wantPods bool) {
 	t.Helper()
@@ -482,14 +518,14 @@ func (m *modeRollouts) checkRunner(t *testing.T, wantPods bool) {
 	m.mu.Unlock()
 	byPod := wantPods || m.mode == dcv1.DeployerModePod
 	for _, rc := range rcs.Items {
-		runner, ok := rc.Annotations[dcv1.DeploymentRunnerAnnotation]
+		runner := deployment.ProgressOf(&rc).Runner
 		switch {
-		case byPod && ok:
-			t.Errorf("rc %s run by a deployer pod carries %s=%q", rc.Name, dcv1.DeploymentRunnerAnnotation, runner)
+		case byPod && (runner.Kind != deployment.RunnerPod || runner.Holder != deployment.DeployerPodName(rc.Name)):
+			t.Errorf("rc %s run by a deployer pod has the runner %+v, want its deployer pod", rc.Name, runner)
 		case byPod && !slices.Contains(pods, deployment.DeployerPodName(rc.Name)):
 			t.Errorf("rc %s has had no deployer pod; pods seen: %v", rc.Name, pods)
-		case !byPod && runner != dcv1.DeploymentRunnerController:
-			t.Errorf("rc %s: %s=%q, want %q", rc.Name, dcv1.DeploymentRunnerAnnotation, runner, dcv1.DeploymentRunnerController)
+		case !byPod && runner.Kind != deployment.RunnerController:
+			t.Errorf("rc %s has the runner %+v, want %q", rc.Name, runner, deployment.RunnerController)
 		}
 	}
 	if !byPod && len(pods) > 0 {
@@ -667,11 +703,18 @@ func firstAndChange(t *testing.T, m *modeRollouts, mutate func(*dcv1.DeploymentC
 func pausedAtStep2(t *testing.T, m *modeRollouts, rc, image string) {
 	t.Helper()
 	changeImage(t, m.ns, "web", image)
-	waitRC(t, m.ns, rc, "paused at step 2", func(rc *corev1.ReplicationController) bool {
-		return rc.Annotations[dcv1.DeploymentStepAnnotation] == "2" &&
-			rc.Annotations[dcv1.DeploymentPauseReasonAnnotation] == string(dcv1.PauseReasonPause)
-	})
+	waitRC(t, m.ns, rc, "paused at step 2", pausedAt(2))
 	waitCondition(t, m.ns, "web", dcv1.DeploymentReconciling, corev1.ConditionTrue, dcv1.AwaitingPromotionReason)
+}
+
+// pausedAt reports whether a deployment waits for a person at the pause
+// of step k.
+func pausedAt(k int) func(*corev1.ReplicationController) bool {
+	return func(rc *corev1.ReplicationController) bool {
+		p := deployment.ProgressOf(rc)
+		return p.Stage == deployment.StageSteps && p.Step == k && p.Wait != nil &&
+			p.Wait.Gate == deployment.StepGate(k) && p.Wait.Reason == dcv1.PauseReasonPause
+	}
 }
 
 // canaryPromote: a canary rollout pauses at its pause step until promoted.
@@ -690,9 +733,8 @@ func canaryPromote(t *testing.T, m *modeRollouts) {
 }
 
 // quietLogWait bounds the wait for the log of a waiting rollout run in
-// the controller: dc-controller writes it once the rollout has been quiet
-// for 30 seconds, looking every 30 seconds.
-const quietLogWait = 90 * time.Second
+// the controller: dc-controller writes it within 5 seconds of a line.
+const quietLogWait = 30 * time.Second
 
 // quietLog checks, in controller mode, that the log of a rollout that
 // waits (for a promotion) is written on its RC before the rollout ends.
@@ -734,7 +776,8 @@ func blueGreenPromote(t *testing.T, m *modeRollouts) {
 	waitSelects(t, m.ns, "web", "web-1")
 	changeImage(t, m.ns, "web", "registry.example.com/web:2")
 	waitRC(t, m.ns, "web-2", "awaiting promotion", func(rc *corev1.ReplicationController) bool {
-		return rc.Annotations[dcv1.DeploymentPauseReasonAnnotation] == string(dcv1.PauseReasonPromotion) && reported(rc)
+		w := deployment.ProgressOf(rc).Wait
+		return w != nil && w.Gate == deployment.GatePromotion && w.Reason == dcv1.PauseReasonPromotion && reported(rc)
 	})
 	waitCondition(t, m.ns, "web", dcv1.DeploymentReconciling, corev1.ConditionTrue, dcv1.AwaitingPromotionReason)
 	waitSelects(t, m.ns, "web-preview", "web-2")
@@ -765,9 +808,7 @@ func cancelAtPauseThenRetry(t *testing.T, m *modeRollouts) {
 	}
 	m.kubectlDC(t, "rollout", "retry", "web")
 	waitRC(t, m.ns, "web-2", "paused at step 2 again", func(rc *corev1.ReplicationController) bool {
-		return !deployment.IsCancelled(rc) && deployment.Phase(rc) == dcv1.DeploymentPhaseRunning &&
-			rc.Annotations[dcv1.DeploymentStepAnnotation] == "2" &&
-			rc.Annotations[dcv1.DeploymentPauseReasonAnnotation] == string(dcv1.PauseReasonPause) && reported(rc)
+		return !deployment.IsCancelled(rc) && deployment.Phase(rc) == dcv1.DeploymentPhaseRunning && pausedAt(2)(rc) && reported(rc)
 	})
 	waitCondition(t, m.ns, "web", dcv1.DeploymentReconciling, corev1.ConditionTrue, dcv1.AwaitingPromotionReason)
 	m.record(t, "retried, paused again", "web")

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -329,18 +330,15 @@ func canaryDC(ns, name string) *dcv1.DeploymentConfig {
 	})
 }
 
-// pauseAt plays the deployer of a canary reaching a pause step (with a
+// pauseAt plays the runner of a canary reaching a pause step (with a
 // duration, or without: waiting for a person) or an Inconclusive analysis.
-func pauseAt(t *testing.T, ns, rc string, step int, reason dcv1.PauseReason, duration string) {
+func pauseAt(t *testing.T, ns, rc string, step int, reason dcv1.PauseReason, d time.Duration) {
 	t.Helper()
-	patchRC(t, ns, rc, func(rc *corev1.ReplicationController) {
-		rc.Annotations[dcv1.DeploymentStepAnnotation] = fmt.Sprint(step)
-		rc.Annotations[dcv1.DeploymentStepsAnnotation] = "2"
-		rc.Annotations[dcv1.DeploymentPausedSinceAnnotation] = "2026-01-01T00:00:00Z"
-		rc.Annotations[dcv1.DeploymentPauseReasonAnnotation] = string(reason)
-		delete(rc.Annotations, dcv1.DeploymentPauseDurationAnnotation)
-		if duration != "" {
-			rc.Annotations[dcv1.DeploymentPauseDurationAnnotation] = duration
+	recordProgress(t, ns, rc, func(p *deployment.Progress) {
+		p.Stage, p.Step, p.Steps = deployment.StageSteps, step, 2
+		p.Wait = &deployment.Wait{Gate: deployment.StepGate(step), Reason: reason, Since: metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))}
+		if d != 0 {
+			p.Wait.Duration = &metav1.Duration{Duration: d}
 		}
 	})
 }
@@ -363,10 +361,10 @@ func TestKstatusAwaitingPromotion(t *testing.T) {
 	waitPhase(t, ns, "web-2", dcv1.DeploymentPhasePending)
 	setPodPhase(t, ns, "web-2-deploy", corev1.PodRunning)
 	waitPhase(t, ns, "web-2", dcv1.DeploymentPhaseRunning)
-	pauseAt(t, ns, "web-2", 2, dcv1.PauseReasonPause, "30s")
+	pauseAt(t, ns, "web-2", 2, dcv1.PauseReasonPause, 30*time.Second)
 	waitKstatus(t, ns, "web", kstatus.InProgressStatus, dcv1.RolloutInProgressReason)
 
-	pauseAt(t, ns, "web-2", 2, dcv1.PauseReasonPause, "")
+	pauseAt(t, ns, "web-2", 2, dcv1.PauseReasonPause, 0)
 	waiting := waitKstatus(t, ns, "web", kstatus.InProgressStatus, dcv1.AwaitingPromotionReason)
 	if msg, _ := readyCondition(waiting)["message"].(string); msg != "Rollout #2 is paused at step 2 of 2: promote it with 'kubectl dc rollout promote web' or abort it with 'kubectl dc rollout cancel web'" {
 		t.Errorf("message %q", msg)
@@ -379,7 +377,7 @@ func TestKstatusAwaitingPromotion(t *testing.T) {
 	}
 	capture.save(t, "awaiting-promotion", waiting)
 
-	pauseAt(t, ns, "web-2", 1, dcv1.PauseReasonInconclusive, "")
+	pauseAt(t, ns, "web-2", 1, dcv1.PauseReasonInconclusive, 0)
 	waitFor(t, "the Inconclusive analysis to be named", func(ctx context.Context) (bool, string, error) {
 		msg, _ := readyCondition(getDCUnstructured(ctx, t, ns, "web"))["message"].(string)
 		return strings.Contains(msg, "paused at step 1 of 2: an analysis was Inconclusive"), msg, nil

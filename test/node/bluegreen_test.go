@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/deployment"
 	"github.com/deployconfig/deployconfig/test/rollout"
 )
 
@@ -131,8 +132,8 @@ func waitSwitched(t *testing.T, ns, rc, old string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if mark := got.Annotations[dcv1.DeploymentSwitchedAnnotation]; mark != dcv1.SwitchedFinal {
-		t.Errorf("%s is marked switched=%q after the switch, want %q", rc, mark, dcv1.SwitchedFinal)
+	if mark := deployment.ProgressOf(got).Switch; mark != deployment.SwitchFinal {
+		t.Errorf("%s is marked switched=%q after the switch, want %q", rc, mark, deployment.SwitchFinal)
 	}
 }
 

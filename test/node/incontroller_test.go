@@ -89,7 +89,8 @@ func killCases() []killCase {
 			return dc
 		},
 		middle: func(_, to *corev1.ReplicationController) bool {
-			return running(to) && to.Annotations[dcv1.DeploymentPausedSinceAnnotation] != "" && to.Annotations[dcv1.DeploymentStepAnnotation] == "2"
+			p := deployment.ProgressOf(to)
+			return running(to) && p.Stage == deployment.StageSteps && p.Step == 2 && p.Wait != nil
 		},
 		// The new leader resumes at the pause, not at step 1.
 		log: []string{
@@ -109,7 +110,8 @@ func killCases() []killCase {
 			return dc
 		},
 		middle: func(_, to *corev1.ReplicationController) bool {
-			return running(to) && to.Annotations[dcv1.DeploymentPausedSinceAnnotation] != ""
+			w := deployment.ProgressOf(to).Wait
+			return running(to) && w != nil && w.Gate == deployment.GatePromotion
 		},
 		log: []string{"    Promoted", "--> Service web now selects web-2", "--> Success"},
 	}}
@@ -247,8 +249,8 @@ func requireInControllerComplete(t *testing.T, tc killCase, ns string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if runner := rc.Annotations[dcv1.DeploymentRunnerAnnotation]; runner != dcv1.DeploymentRunnerController {
-			t.Errorf("%s has %s=%q, want %q", name, dcv1.DeploymentRunnerAnnotation, runner, dcv1.DeploymentRunnerController)
+		if runner := deployment.ProgressOf(rc).Runner; runner.Kind != deployment.RunnerController {
+			t.Errorf("%s has the runner %+v, want %q", name, runner, deployment.RunnerController)
 		}
 		if log := rc.Annotations[dcv1.DeploymentLogAnnotation]; !strings.Contains(log, "--> Success") || len(log) > maxLogAnnotation {
 			t.Errorf("%s's %s (%d bytes, at most %d) has no --> Success:\n%s", name, dcv1.DeploymentLogAnnotation, len(log), maxLogAnnotation, log)
@@ -377,8 +379,8 @@ func (cases podCases) check(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if runner, ok := rc.Annotations[dcv1.DeploymentRunnerAnnotation]; ok {
-				t.Errorf("web-1, which needs a container, has %s=%q", dcv1.DeploymentRunnerAnnotation, runner)
+			if runner := deployment.ProgressOf(rc).Runner; runner.Kind != deployment.RunnerPod {
+				t.Errorf("web-1, which needs a container, has the runner %+v", runner)
 			}
 			if names, _ := pc.pods.seen(); !slices.Contains(names, deployment.DeployerPodName("web-1")) {
 				t.Errorf("no deployer pod %s was created; deployer and hook pods seen: %v", deployment.DeployerPodName("web-1"), names)

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/deployment"
 	"github.com/deployconfig/deployconfig/test/rollout"
 )
 
@@ -109,18 +110,17 @@ func mustKubectlDC(t *testing.T, ns string, args ...string) {
 // promote.
 func waitPaused(t *testing.T, ns, rc string, k int) {
 	t.Helper()
-	var last map[string]string
+	var last deployment.Progress
 	err := rollout.Poll(context.Background(), rolloutTimeout, func(ctx context.Context) (bool, error) {
 		got, err := suite.clientset.CoreV1().ReplicationControllers(ns).Get(ctx, rc, metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
-		last = got.Annotations
-		return got.Annotations[dcv1.DeploymentPausedSinceAnnotation] != "" &&
-			(k == 0 || got.Annotations[dcv1.DeploymentStepAnnotation] == fmt.Sprint(k)), nil
+		last = deployment.ProgressOf(got)
+		return rollout.PausedAt(got, k), nil
 	})
 	if err != nil {
-		t.Fatalf("waiting for %s to pause at step %d: %v; annotations %v\n%s", rc, k, err, last, deployerLog(t, ns, "web"))
+		t.Fatalf("waiting for %s to pause at step %d: %v; progress %+v\n%s", rc, k, err, last, deployerLog(t, ns, "web"))
 	}
 }
 

@@ -151,3 +151,14 @@ func FindVersion(rcs []*corev1.ReplicationController, version int64) *corev1.Rep
 	}
 	return nil
 }
+
+// PausedAt reports whether the deployment's rollout waits, as its progress
+// record says: at the gate of canary step k (1-based), or with k 0 in any
+// wait (a blue-green rollout waiting for promote).
+func PausedAt(rc *corev1.ReplicationController, k int) bool {
+	p := deployment.ProgressOf(rc)
+	if p.Wait == nil {
+		return false
+	}
+	return k == 0 || p.Stage == deployment.StageSteps && p.Step == k && p.Wait.Gate == deployment.StepGate(k)
+}

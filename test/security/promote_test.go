@@ -42,7 +42,7 @@ func TestReadOnlyUserCannotPromote(t *testing.T) {
 		if err != nil {
 			return false, nil
 		}
-		return rc.Annotations[dcv1.DeploymentStepAnnotation] == "2" && rc.Annotations[dcv1.DeploymentPausedSinceAnnotation] != "", nil
+		return rollout.PausedAt(rc, 2), nil
 	})
 	if err != nil {
 		t.Fatalf("waiting for %s to pause at step 2: %v", rcName, err)

@@ -77,9 +77,9 @@ func (m *measurer) rolloutDCInController(ctx context.Context, version int64, sta
 func inControllerDone(rc *corev1.ReplicationController, rcName string) (bool, error) {
 	switch deployment.Phase(rc) {
 	case dcv1.DeploymentPhaseComplete:
-		if runner := rc.Annotations[dcv1.DeploymentRunnerAnnotation]; runner != dcv1.DeploymentRunnerController {
-			return true, fmt.Errorf("rollout %s: Complete, but its %s is %q, not %q: it did not run in the controller",
-				rcName, dcv1.DeploymentRunnerAnnotation, runner, dcv1.DeploymentRunnerController)
+		if runner := deployment.ProgressOf(rc).Runner.Kind; runner != deployment.RunnerController {
+			return true, fmt.Errorf("rollout %s: Complete, but its runner is %q, not %q: it did not run in the controller",
+				rcName, runner, deployment.RunnerController)
 		}
 		return true, nil
 	case dcv1.DeploymentPhaseFailed:

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/deployment"
 )
 
 // inControllerReport has 4 rollouts of each system, the DC's run by
@@ -141,7 +142,9 @@ func TestInControllerDone(t *testing.T) {
 		}
 		return &corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Annotations: a}}
 	}
-	runner := map[string]string{dcv1.DeploymentRunnerAnnotation: dcv1.DeploymentRunnerController}
+	inController := deployment.NewProgress("web-dc-2")
+	inController.Runner = deployment.Runner{Kind: deployment.RunnerController, Holder: "dc-controller"}
+	runner := map[string]string{dcv1.RolloutProgressAnnotation: inController.Encode()}
 	cases := []struct {
 		name    string
 		rc      *corev1.ReplicationController
@@ -150,7 +153,7 @@ func TestInControllerDone(t *testing.T) {
 	}{
 		{"running", rc(dcv1.DeploymentPhaseRunning, runner), false, ""},
 		{"complete in the controller", rc(dcv1.DeploymentPhaseComplete, runner), true, ""},
-		{"complete by a pod", rc(dcv1.DeploymentPhaseComplete, nil), true, "did not run in the controller"},
+		{"complete by a pod", rc(dcv1.DeploymentPhaseComplete, map[string]string{dcv1.RolloutProgressAnnotation: deployment.NewProgress("web-dc-2").Encode()}), true, "did not run in the controller"},
 		{"failed", rc(dcv1.DeploymentPhaseFailed, map[string]string{dcv1.DeploymentStatusReasonAnnotation: "timed out"}), true, "failed: timed out"},
 	}
 	for _, c := range cases {

@@ -281,7 +281,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 // modeMeaning says what the deployer mode means for the DC's rollouts.
 func modeMeaning(mode string) string {
 	if mode == dcv1.DeployerModeControllerWhenPossible {
-		return "dc-controller ran each DC rollout itself, with no deployer pod; every sample checked that none was created and that the RC says `" + dcv1.DeploymentRunnerAnnotation + ": " + dcv1.DeploymentRunnerController + "`"
+		return "dc-controller ran each DC rollout itself, with no deployer pod; every sample checked that none was created and that the RC's progress record names the controller as its runner"
 	}
 	return "each DC rollout ran in a deployer pod, dc-controller's default"
 }

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/deployer/observe"
@@ -268,6 +269,12 @@ func counts(rc *corev1.ReplicationController) rcCounts {
 // spec, so that its status counts are about that spec and not an older one.
 func observed(rc *corev1.ReplicationController) bool {
 	return rc.Status.ObservedGeneration >= rc.Generation
+}
+
+// ReplicationControllers returns the client of the namespace's RCs, for
+// writers of a deployment's progress record (deployment.Update).
+func (s *Scaler) ReplicationControllers() corev1client.ReplicationControllerInterface {
+	return s.client.CoreV1().ReplicationControllers(s.namespace)
 }
 
 // Annotate sets the RC's annotations to the given values with a merge

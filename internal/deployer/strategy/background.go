@@ -11,6 +11,7 @@ import (
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/analysis"
+	"github.com/deployconfig/deployconfig/internal/deployment"
 )
 
 // BackgroundLabel names the background analysis (rollingParams.analysis)
@@ -125,22 +126,15 @@ func (b *background) takeInconclusive() error {
 // hold runs between steps, after step k: when the background analysis was
 // Inconclusive the rollout waits there for a promote of step k (or --full),
 // as at an analysis step, and the analysis then measures again. A promote
-// request left from step k's own pause is consumed first, or it would let
-// the rollout past at once.
+// that step k's own pause consumed does not count: each request is acted
+// on once.
 func (r *Rollout) hold(ctx context.Context, b *background, k int, p *pair) error {
 	inconclusive := b.takeInconclusive()
 	if inconclusive == nil {
 		return nil
 	}
 	r.printf("--> %s: %v", BackgroundLabel, inconclusive)
-	if v := p.to.Annotations[dcv1.PromoteRequestAnnotation]; v != "" && v != dcv1.PromoteFull {
-		fresh, err := r.scaler.Annotate(ctx, p.to.Name, map[string]*string{dcv1.PromoteRequestAnnotation: nil})
-		if err != nil {
-			return err
-		}
-		p.to = fresh
-	}
-	fresh, err := r.waitForPerson(ctx, p.to, BackgroundLabel, func(rc *corev1.ReplicationController) bool { return promoted(rc, k) })
+	fresh, err := r.waitForPerson(ctx, p.to, BackgroundLabel, deployment.BackgroundGate(k))
 	if err != nil {
 		return err
 	}

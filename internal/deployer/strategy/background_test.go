@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/deployment"
 	fc "github.com/deployconfig/deployconfig/internal/deployer/fakecluster"
 )
 
@@ -82,7 +83,7 @@ func TestCanaryBackgroundFailureEndsTheRollout(t *testing.T) {
 	if err == nil || err.Error() != `background analysis: analysis Failed: metric "errors" failed 1 measurement(s)` {
 		t.Fatalf("err = %v", err)
 	}
-	if to, _ := e.rcState(t, "web-2", ""); to != 1 {
+	if to, _ := e.rcState(t, "web-2"); to != 1 {
 		t.Errorf("web-2 has %d replicas, want 1 (left at step 1 for the fall-back)", to)
 	}
 	if strings.Contains(e.out.String(), "Step 3 of 3") {
@@ -111,7 +112,7 @@ func TestCanaryBackgroundRunsUntilFullWeight(t *testing.T) {
 	if n := bg.total.Load(); n < 3 {
 		t.Errorf("%d rounds, want at least 3 (two passed, one stopped)", n)
 	}
-	if to, _ := e.rcState(t, "web-2", ""); to != 4 {
+	if to, _ := e.rcState(t, "web-2"); to != 4 {
 		t.Errorf("web-2 has %d replicas, want 4", to)
 	}
 	// One long run, not a run per measurement: its limits count over the
@@ -137,14 +138,17 @@ func TestCanaryBackgroundInconclusiveWaitsForPromote(t *testing.T) {
 	e.promote(t, "2")
 	// The pause's promote may end step 2 before the verdict is taken in;
 	// the rollout then waits after step 3.
-	e.waitAnnotation(t, dcv1.DeploymentPauseReasonAnnotation, string(dcv1.PauseReasonInconclusive))
-	_, k := e.rcState(t, "web-2", dcv1.DeploymentStepAnnotation)
+	e.waitReason(t, dcv1.PauseReasonInconclusive)
+	_, pr := e.rcState(t, "web-2")
+	if pr.Wait.Gate != deployment.BackgroundGate(pr.Step) {
+		t.Errorf("the rollout waits at gate %q, want %q", pr.Wait.Gate, deployment.BackgroundGate(pr.Step))
+	}
 	select {
 	case err := <-done:
 		t.Fatalf("the rollout ended while waiting: %v\n%s", err, e.out.String())
 	default:
 	}
-	e.promote(t, k)
+	e.promoteAt(t, pr.Wait.Gate)
 	if err := <-done; err != nil {
 		t.Fatalf("rollout: %v\n%s", err, e.out.String())
 	}

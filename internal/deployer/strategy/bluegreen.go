@@ -61,12 +61,29 @@ func (r *Rollout) BlueGreen(ctx context.Context, params *dcv1.BlueGreenDeploymen
 	if from == nil {
 		return Completed, r.firstBlueGreen(ctx, params, to, desired, timeout)
 	}
-	if to.Annotations[dcv1.DeploymentSwitchedAnnotation] == dcv1.SwitchedFinal {
-		// A deployment the active Service was switched to for good (a
-		// retried one) is live: it never goes back to from.
-		return Completed, r.resumeSwitched(ctx, params, from, to, desired, timeout)
+	progress, err := deployment.ReadProgress(to)
+	if err != nil {
+		return Completed, err
 	}
-	to, err := r.beforeSwitch(ctx, params, from, to, desired, timeout)
+	switch progress.Switch {
+	case deployment.SwitchFinal:
+		// A deployment the active Service was switched to for good (a
+		// retried or resumed one) is live: it never goes back to from.
+		return Completed, r.resumeSwitched(ctx, params, from, to, desired, timeout)
+	case deployment.SwitchTrial:
+		// An earlier runner of this attempt switched on trial and stopped
+		// during the postPromotionAnalysis: the new deployment keeps
+		// serving while the analysis runs again.
+		r.printf("--> %s serves on trial: resuming its postPromotionAnalysis", to.Name)
+		if err := r.selectDeployment(ctx, params.ActiveService, to); err != nil {
+			return Completed, err
+		}
+		if _, err := r.trial(ctx, params, from, to, timeout); err != nil {
+			return Completed, err
+		}
+		return Completed, r.finishBlueGreen(ctx, params, from, timeout)
+	}
+	to, err = r.beforeSwitch(ctx, params, from, to, desired, timeout)
 	if err != nil {
 		return Completed, err
 	}
@@ -107,14 +124,13 @@ func (r *Rollout) firstBlueGreen(ctx context.Context, params *dcv1.BlueGreenDepl
 // by a GitOps tool), it would send live traffic to unpromoted pods.
 func (r *Rollout) beforeSwitch(ctx context.Context, params *dcv1.BlueGreenDeploymentStrategyParams,
 	from, to *corev1.ReplicationController, desired int32, timeout time.Duration) (*corev1.ReplicationController, error) {
-	var err error
-	if to.Annotations[dcv1.DeploymentSwitchedAnnotation] != "" {
-		// A trial switch of an earlier run of this deployment ended with
-		// it: to is not live, and dc-controller must not keep the active
-		// Service on it.
-		if to, err = r.markSwitched(ctx, to, ""); err != nil {
-			return to, err
+	to, err := r.record(ctx, to, func(p *deployment.Progress) {
+		if p.Stage == deployment.StageStarted {
+			p.Stage = deployment.StageBeforeSwitch
 		}
+	})
+	if err != nil {
+		return to, err
 	}
 	if err := r.selectDeployment(ctx, params.ActiveService, from); err != nil {
 		return to, err
@@ -140,15 +156,20 @@ func (r *Rollout) beforeSwitch(ctx context.Context, params *dcv1.BlueGreenDeploy
 }
 
 // switchActive points the active Service at to, marked as a trial when a
-// postPromotionAnalysis follows and for good otherwise. A failed or
-// cancelled postPromotionAnalysis switches the active Service back to
-// from and fails the rollout; a passed one makes the switch final.
+// postPromotionAnalysis follows and for good otherwise (a full promote
+// skips the analysis). A failed or cancelled postPromotionAnalysis switches
+// the active Service back to from and fails the rollout; a passed one
+// makes the switch final.
 func (r *Rollout) switchActive(ctx context.Context, params *dcv1.BlueGreenDeploymentStrategyParams,
 	from, to *corev1.ReplicationController, timeout time.Duration) (*corev1.ReplicationController, error) {
 	a := params.PostPromotionAnalysis
-	mark := dcv1.SwitchedFinal
+	if a != nil && fullPending(to) {
+		r.printf("--> postPromotion: promoted in full: analysis skipped")
+		a = nil
+	}
+	mark := deployment.SwitchFinal
 	if a != nil {
-		mark = dcv1.SwitchedTrial
+		mark = deployment.SwitchTrial
 	}
 	to, err := r.markSwitched(ctx, to, mark)
 	if err != nil {
@@ -160,13 +181,26 @@ func (r *Rollout) switchActive(ctx context.Context, params *dcv1.BlueGreenDeploy
 	if a == nil {
 		return to, nil
 	}
+	return r.trial(ctx, params, from, to, timeout)
+}
+
+// trial runs the postPromotionAnalysis of a deployment the active Service
+// selects on trial, and makes the switch final when it passes. One that
+// fails, or a user's cancel, switches the active Service back to from. A
+// runner that stops for another reason (a new dc-controller leader takes
+// the rollout over) leaves the trial as it is, for the next runner to
+// resume: switching back would send live traffic back and forth.
+func (r *Rollout) trial(ctx context.Context, params *dcv1.BlueGreenDeploymentStrategyParams,
+	from, to *corev1.ReplicationController, timeout time.Duration) (*corev1.ReplicationController, error) {
 	r.printf("--> Running postPromotionAnalysis")
-	fresh, err := r.gate(ctx, a, to, "postPromotion", promoteRequested)
+	fresh, err := r.gate(ctx, params.PostPromotionAnalysis, to, "postPromotion", deployment.GatePostPromotion)
 	if err != nil {
-		r.switchBack(ctx, params.ActiveService, from, to, timeout)
+		if !r.handedOver(ctx, to) {
+			r.switchBack(ctx, params.ActiveService, from, to, timeout)
+		}
 		return to, fmt.Errorf("postPromotionAnalysis: %w", err)
 	}
-	return r.markSwitched(ctx, fresh, dcv1.SwitchedFinal)
+	return r.markSwitched(ctx, fresh, deployment.SwitchFinal)
 }
 
 // resumeSwitched finishes a rollout whose deployment the active Service
@@ -200,14 +234,21 @@ func (r *Rollout) finishBlueGreen(ctx context.Context, params *dcv1.BlueGreenDep
 	return r.scaleDownOld(ctx, from, timeout)
 }
 
-// markSwitched records on to how far the active Service was switched to it
-// (DeploymentSwitchedAnnotation; "" removes the record).
-func (r *Rollout) markSwitched(ctx context.Context, to *corev1.ReplicationController, mark string) (*corev1.ReplicationController, error) {
-	var value *string
-	if mark != "" {
-		value = &mark
-	}
-	fresh, err := r.scaler.Annotate(ctx, to.Name, map[string]*string{dcv1.DeploymentSwitchedAnnotation: value})
+// markSwitched records on to how far the active Service was switched to
+// it. A switch for good consumes a full promote that asked for it.
+func (r *Rollout) markSwitched(ctx context.Context, to *corev1.ReplicationController, mark deployment.Switch) (*corev1.ReplicationController, error) {
+	fresh, err := r.record(ctx, to, func(p *deployment.Progress) {
+		p.Switch, p.Wait, p.Analysis = mark, nil, nil
+		switch mark {
+		case deployment.SwitchNone:
+			p.Stage = deployment.StageBeforeSwitch
+		case deployment.SwitchFinal:
+			p.Stage = deployment.StageSwitched
+			consumeFull(p, to)
+		default:
+			p.Stage = deployment.StageSwitched
+		}
+	})
 	if err != nil {
 		return to, fmt.Errorf("record the switch of %s: %w", to.Name, err)
 	}
@@ -239,12 +280,6 @@ func (r *Rollout) switchBack(ctx context.Context, service string, from, to *core
 	if _, err := r.scaleTo(ctx, to, 0, min(timeout, restoreTimeout)); err != nil {
 		r.printf("--> Warning: %v", err)
 	}
-}
-
-// promoteRequested reports whether `kubectl dc rollout promote` asked a
-// blue-green rollout to go on.
-func promoteRequested(rc *corev1.ReplicationController) bool {
-	return rc.Annotations[dcv1.PromoteRequestAnnotation] != ""
 }
 
 // checkServices fails the rollout before anything moves when a Service it
@@ -302,7 +337,7 @@ func (r *Rollout) setSelector(ctx context.Context, service string, selector map[
 // left the old one).
 func (r *Rollout) prePromotionAnalysis(ctx context.Context, a *dcv1.Analysis, to *corev1.ReplicationController, timeout time.Duration) (*corev1.ReplicationController, error) {
 	r.printf("--> Running prePromotionAnalysis")
-	fresh, err := r.gate(ctx, a, to, "prePromotion", promoteRequested)
+	fresh, err := r.gate(ctx, a, to, "prePromotion", deployment.GatePrePromotion)
 	if err == nil {
 		return fresh, nil
 	}
@@ -317,62 +352,46 @@ func (r *Rollout) prePromotionAnalysis(ctx context.Context, a *dcv1.Analysis, to
 
 // awaitPromotion waits for `kubectl dc rollout promote` or, with
 // autoPromotionSeconds, that long at most, counted from the recorded start
-// of the wait (a restarted deployer does not start the countdown again).
-// Like a canary pause, the wait is bounded by the deployer pod's
-// activeDeadlineSeconds only. The promote request is consumed: a later
-// gate (postPromotionAnalysis) waits for a request of its own.
+// of the wait (a resumed runner does not start the countdown again). Like
+// a canary pause, the wait is bounded by the runner's activeDeadlineSeconds
+// only. The promote request is consumed: a later gate
+// (postPromotionAnalysis) waits for a request of its own.
 func (r *Rollout) awaitPromotion(ctx context.Context, params *dcv1.BlueGreenDeploymentStrategyParams, to *corev1.ReplicationController) (*corev1.ReplicationController, error) {
-	to, err := r.waitPromotion(ctx, params, to)
-	if err != nil {
-		return to, err
-	}
-	return r.scaler.Annotate(ctx, to.Name, map[string]*string{
-		dcv1.DeploymentPausedSinceAnnotation:   nil,
-		dcv1.DeploymentPauseDurationAnnotation: nil,
-		dcv1.DeploymentPauseReasonAnnotation:   nil,
-		dcv1.PromoteRequestAnnotation:          nil,
-	})
-}
-
-// waitPromotion is awaitPromotion's wait, which records its start and
-// reason on to.
-func (r *Rollout) waitPromotion(ctx context.Context, params *dcv1.BlueGreenDeploymentStrategyParams, to *corev1.ReplicationController) (*corev1.ReplicationController, error) {
-	if promoteRequested(to) {
+	gate := deployment.GatePromotion
+	if passed(to, gate) {
 		r.printf("    Promoted")
 		return to, nil
 	}
-	since := r.now()
-	if t, err := time.Parse(time.RFC3339, to.Annotations[dcv1.DeploymentPausedSinceAnnotation]); err == nil {
-		since = t
+	if req, ok := deployment.Pending(to, progressOf(to), gate); ok {
+		r.printf("    Promoted")
+		return r.endWaitFor(ctx, to, gate, &req)
 	}
+	since := r.since(to, gate)
 	dcName := to.Annotations[dcv1.DeploymentConfigAnnotation]
-	values := map[string]*string{
-		dcv1.DeploymentPausedSinceAnnotation: new(since.UTC().Format(time.RFC3339)),
-		dcv1.DeploymentPauseReasonAnnotation: new(string(dcv1.PauseReasonPromotion)),
-	}
+	var d *time.Duration
 	waitCtx := ctx
 	if s := params.AutoPromotionSeconds; s != nil {
-		d := time.Duration(*s) * time.Second
-		values[dcv1.DeploymentPauseDurationAnnotation] = new(d.String())
+		d = new(time.Duration(*s) * time.Second)
 		var cancel context.CancelFunc
-		waitCtx, cancel = context.WithDeadline(ctx, since.Add(d))
+		waitCtx, cancel = context.WithDeadline(ctx, since.Add(*d))
 		defer cancel()
-		r.printf("--> Promoting %s in %s (or on 'kubectl dc rollout promote %s')", to.Name, max(since.Add(d).Sub(r.now()), 0).Round(time.Second), dcName)
+		r.printf("--> Promoting %s in %s (or on 'kubectl dc rollout promote %s')", to.Name, max(since.Add(*d).Sub(r.now()), 0).Round(time.Second), dcName)
 	} else {
 		r.printf("--> Waiting for 'kubectl dc rollout promote %s' to switch service %s to %s", dcName, params.ActiveService, to.Name)
 	}
-	to, err := r.scaler.Annotate(ctx, to.Name, values)
+	wait := pauseWait(gate, dcv1.PauseReasonPromotion, since, d)
+	to, err := r.record(ctx, to, func(p *deployment.Progress) { p.Stage, p.Wait = deployment.StageBeforeSwitch, wait })
 	if err != nil {
 		return to, err
 	}
-	fresh, err := r.scaler.WaitFor(waitCtx, to.Name, promoteRequested)
+	fresh, req, err := r.answered(waitCtx, to, gate)
 	switch {
 	case err == nil:
 		r.printf("    Promoted")
-		return fresh, nil
+		return r.endWaitFor(ctx, fresh, gate, &req)
 	case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
 		r.printf("    Promoted automatically after %ds", *params.AutoPromotionSeconds)
-		return to, nil
+		return r.endWaitFor(ctx, to, gate, nil)
 	}
 	return to, err
 }

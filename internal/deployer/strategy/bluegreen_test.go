@@ -18,6 +18,7 @@ import (
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	fc "github.com/deployconfig/deployconfig/internal/deployer/fakecluster"
+	"github.com/deployconfig/deployconfig/internal/deployment"
 )
 
 // withServices creates the Services web (selecting web-1, or nothing on a
@@ -80,10 +81,10 @@ func TestBlueGreenPromotedByHand(t *testing.T) {
 		done <- err
 	}()
 	e.waitPaused(t, "")
-	if to, _ := e.rcState(t, "web-2", ""); to != 3 {
+	if to, _ := e.rcState(t, "web-2"); to != 3 {
 		t.Errorf("waiting for promotion, web-2 has %d replicas, want 3", to)
 	}
-	if from, _ := e.rcState(t, "web-1", ""); from != 3 {
+	if from, _ := e.rcState(t, "web-1"); from != 3 {
 		t.Errorf("waiting for promotion, web-1 has %d replicas, want 3", from)
 	}
 	if sel := e.selector(t, "web-preview"); !selects(sel, "web-2") {
@@ -92,14 +93,14 @@ func TestBlueGreenPromotedByHand(t *testing.T) {
 	if sel := e.selector(t, "web"); sel["deployment"] != "web-1" {
 		t.Errorf("active selects %v before promote, want web-1", sel)
 	}
-	e.promote(t, dcv1.PromoteFull)
+	e.promoteAt(t, deployment.GatePromotion)
 	if err := <-done; err != nil {
 		t.Fatalf("rollout: %v\n%s", err, e.out.String())
 	}
 	if sel := e.selector(t, "web"); !selects(sel, "web-2") {
 		t.Errorf("active selects %v after promote, want exactly app=web,deploymentconfig=web,deployment=web-2", sel)
 	}
-	if from, _ := e.rcState(t, "web-1", ""); from != 0 {
+	if from, _ := e.rcState(t, "web-1"); from != 0 {
 		t.Errorf("web-1 has %d replicas after the rollout, want 0", from)
 	}
 	for _, want := range []string{
@@ -157,10 +158,10 @@ func TestBlueGreenFailedAnalysisSwitchesNothing(t *testing.T) {
 	if sel := e.selector(t, "web"); sel["deployment"] != "web-1" {
 		t.Errorf("active selects %v, want web-1", sel)
 	}
-	if to, _ := e.rcState(t, "web-2", ""); to != 0 {
+	if to, _ := e.rcState(t, "web-2"); to != 0 {
 		t.Errorf("web-2 has %d replicas, want 0", to)
 	}
-	if from, _ := e.rcState(t, "web-1", ""); from != 2 {
+	if from, _ := e.rcState(t, "web-1"); from != 2 {
 		t.Errorf("web-1 has %d replicas, want 2", from)
 	}
 }
@@ -176,7 +177,7 @@ func TestBlueGreenCancelAfterSwitchKeepsTheNewVersion(t *testing.T) {
 	params := blueGreen.DeepCopy()
 	params.ScaleDownDelaySeconds = ptr.To[int32](30)
 	e.rollout.pause = func(context.Context, time.Duration) error { return context.Canceled }
-	e.promote(t, dcv1.PromoteFull)
+	e.promoteAt(t, deployment.GatePromotion)
 	_, err := e.rollout.BlueGreen(t.Context(), params, e.from, e.to, 2)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
@@ -184,10 +185,11 @@ func TestBlueGreenCancelAfterSwitchKeepsTheNewVersion(t *testing.T) {
 	if sel := e.selector(t, "web"); !selects(sel, "web-2") {
 		t.Errorf("active selects %v after a cancel past the switch, want web-2", sel)
 	}
-	if _, mark := e.rcState(t, "web-2", dcv1.DeploymentSwitchedAnnotation); mark != dcv1.SwitchedFinal {
+	if _, pr := e.rcState(t, "web-2"); pr.Switch != deployment.SwitchFinal {
+		mark := pr.Switch
 		t.Errorf("web-2 is marked switched=%q, want %q", mark, dcv1.SwitchedFinal)
 	}
-	if from, _ := e.rcState(t, "web-1", ""); from != 2 {
+	if from, _ := e.rcState(t, "web-1"); from != 2 {
 		t.Errorf("web-1 has %d replicas, want 2 (the delay was not over)", from)
 	}
 }
@@ -250,7 +252,8 @@ func TestBlueGreenFirstRolloutSetsBothServices(t *testing.T) {
 			t.Errorf("%s selects %v, want web-2", svc, sel)
 		}
 	}
-	if _, mark := e.rcState(t, "web-2", dcv1.DeploymentSwitchedAnnotation); mark != dcv1.SwitchedFinal {
+	if _, pr := e.rcState(t, "web-2"); pr.Switch != deployment.SwitchFinal {
+		mark := pr.Switch
 		t.Errorf("web-2 is marked switched=%q, want %q", mark, dcv1.SwitchedFinal)
 	}
 }
@@ -267,7 +270,8 @@ type observingAnalysis struct {
 }
 
 func (o *observingAnalysis) Run(_ context.Context, _ *dcv1.Analysis, rc *corev1.ReplicationController, label string) error {
-	_, o.mark = o.e.rcState(o.t, rc.Name, dcv1.DeploymentSwitchedAnnotation)
+	_, p := o.e.rcState(o.t, rc.Name)
+	o.mark = string(p.Switch)
 	o.selector = o.e.selector(o.t, "web")
 	o.labels = append(o.labels, label)
 	return o.err
@@ -289,6 +293,9 @@ func TestBlueGreenPostPromotionAnalysis(t *testing.T) {
 		// A cancel (a newer version) during the trial switches back too;
 		// the fall-back scales web-2 away.
 		{"cancelled", context.Canceled, "postPromotionAnalysis: context canceled", "web-1", "", 2, 2},
+		// A runner that stops with no cancel recorded (a new leader takes
+		// the rollout over) leaves the trial for the next one to resume.
+		{"handed over", errHandedOver, "postPromotionAnalysis: context canceled", "web-2", dcv1.SwitchedTrial, 2, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := setup(t, fc.Options{}, 2, "")
@@ -297,13 +304,13 @@ func TestBlueGreenPostPromotionAnalysis(t *testing.T) {
 			e.rollout.WithAnalysis(a)
 			params := blueGreen.DeepCopy()
 			params.PostPromotionAnalysis = &dcv1.Analysis{}
-			e.promote(t, dcv1.PromoteFull)
+			e.promoteAt(t, deployment.GatePromotion)
 			ctx := t.Context()
-			if tc.err == context.Canceled {
+			if tc.err == context.Canceled || tc.err == errHandedOver {
 				var cancel context.CancelFunc
 				ctx, cancel = context.WithCancel(ctx)
 				a.err = nil
-				e.rollout.WithAnalysis(cancelling{a, cancel})
+				e.rollout.WithAnalysis(cancelling{a: a, cancel: cancel, e: e, t: t, byUser: tc.err == context.Canceled})
 			}
 			_, err := e.rollout.BlueGreen(ctx, params, e.from, e.to, 2)
 			if got := fmt.Sprint(err); (tc.wantErr == "" && err != nil) || (tc.wantErr != "" && got != tc.wantErr) {
@@ -318,28 +325,42 @@ func TestBlueGreenPostPromotionAnalysis(t *testing.T) {
 			if sel := e.selector(t, "web"); !selects(sel, tc.wantActive) {
 				t.Errorf("active selects %v, want %s", sel, tc.wantActive)
 			}
-			if _, mark := e.rcState(t, "web-2", dcv1.DeploymentSwitchedAnnotation); mark != tc.wantMark {
+			if _, pr := e.rcState(t, "web-2"); string(pr.Switch) != tc.wantMark {
+				mark := pr.Switch
 				t.Errorf("web-2 is marked switched=%q, want %q", mark, tc.wantMark)
 			}
-			if to, _ := e.rcState(t, "web-2", ""); to != tc.wantTo {
+			if to, _ := e.rcState(t, "web-2"); to != tc.wantTo {
 				t.Errorf("web-2 has %d replicas, want %d", to, tc.wantTo)
 			}
-			if from, _ := e.rcState(t, "web-1", ""); from != tc.wantFrom {
+			if from, _ := e.rcState(t, "web-1"); from != tc.wantFrom {
 				t.Errorf("web-1 has %d replicas, want %d", from, tc.wantFrom)
 			}
 		})
 	}
 }
 
-// cancelling runs an analysis and then cancels the rollout, as a newer
-// version would during it.
+// errHandedOver names the case of a runner stopped with no cancel.
+var errHandedOver = errors.New("handed over")
+
+// cancelling runs an analysis and then stops the rollout: as a newer
+// version does during it (byUser: the deployment is marked cancelled
+// first), or as a runner going away does.
 type cancelling struct {
 	a      AnalysisRunner
 	cancel context.CancelFunc
+	e      *env
+	t      *testing.T
+	byUser bool
 }
 
 func (c cancelling) Run(ctx context.Context, a *dcv1.Analysis, rc *corev1.ReplicationController, label string) error {
 	_ = c.a.Run(ctx, a, rc, label)
+	if c.byUser {
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"true"}}}`, dcv1.DeploymentCancelledAnnotation)
+		if _, err := c.e.cluster.Client.CoreV1().ReplicationControllers(ns).Patch(context.Background(), rc.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			c.t.Error(err)
+		}
+	}
 	c.cancel()
 	return ctx.Err()
 }
@@ -350,13 +371,9 @@ func (c cancelling) Run(ctx context.Context, a *dcv1.Analysis, rc *corev1.Replic
 func TestBlueGreenAutoPromotionCountsFromPausedSince(t *testing.T) {
 	e := setup(t, fc.Options{}, 2, "")
 	e.withServices(t)
-	since := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q,%q:%q}}}`, dcv1.DeploymentPausedSinceAnnotation, since,
-		dcv1.DeploymentPauseReasonAnnotation, dcv1.PauseReasonPromotion)
-	to, err := e.cluster.Client.CoreV1().ReplicationControllers(ns).Patch(t.Context(), "web-2", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	since := metav1.NewTime(time.Now().Add(-time.Hour).UTC().Truncate(time.Second))
+	to := e.recordProgress(t, deployment.Progress{Stage: deployment.StageBeforeSwitch,
+		Wait: &deployment.Wait{Gate: deployment.GatePromotion, Reason: dcv1.PauseReasonPromotion, Since: since}})
 	params := blueGreen.DeepCopy()
 	params.AutoPromotionSeconds = ptr.To[int32](600)
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
@@ -367,10 +384,8 @@ func TestBlueGreenAutoPromotionCountsFromPausedSince(t *testing.T) {
 	if sel := e.selector(t, "web"); !selects(sel, "web-2") {
 		t.Errorf("active selects %v, want web-2", sel)
 	}
-	for _, key := range []string{dcv1.DeploymentPausedSinceAnnotation, dcv1.DeploymentPauseDurationAnnotation, dcv1.DeploymentPauseReasonAnnotation} {
-		if _, v := e.rcState(t, "web-2", key); v != "" {
-			t.Errorf("web-2 keeps %s=%q after the promotion", key, v)
-		}
+	if _, pr := e.rcState(t, "web-2"); pr.Wait != nil {
+		t.Errorf("web-2 still records a wait after the promotion: %s", pr.Encode())
 	}
 }
 
@@ -385,17 +400,15 @@ func TestBlueGreenRecordsThePauseReason(t *testing.T) {
 		done <- err
 	}()
 	e.waitPaused(t, "")
-	if _, reason := e.rcState(t, "web-2", dcv1.DeploymentPauseReasonAnnotation); reason != string(dcv1.PauseReasonPromotion) {
-		t.Errorf("waiting for promotion, web-2 has pause-reason %q, want %q", reason, dcv1.PauseReasonPromotion)
+	if _, pr := e.rcState(t, "web-2"); pr.Wait == nil || pr.Wait.Reason != dcv1.PauseReasonPromotion {
+		t.Errorf("waiting for promotion, web-2 records %s, want a wait for %s", pr.Encode(), dcv1.PauseReasonPromotion)
 	}
-	e.promote(t, dcv1.PromoteFull)
+	e.promoteAt(t, deployment.GatePromotion)
 	if err := <-done; err != nil {
 		t.Fatalf("rollout: %v\n%s", err, e.out.String())
 	}
-	for _, key := range []string{dcv1.DeploymentPausedSinceAnnotation, dcv1.DeploymentPauseReasonAnnotation, dcv1.PromoteRequestAnnotation} {
-		if _, v := e.rcState(t, "web-2", key); v != "" {
-			t.Errorf("web-2 keeps %s=%q after the promotion", key, v)
-		}
+	if _, pr := e.rcState(t, "web-2"); pr.Wait != nil || len(pr.Consumed) != 1 {
+		t.Errorf("after the promotion web-2 records %s, want no wait and the request consumed", pr.Encode())
 	}
 }
 
@@ -406,11 +419,7 @@ func TestBlueGreenRetryOfASwitchedDeployment(t *testing.T) {
 	e := setup(t, fc.Options{}, 2, "")
 	e.withServices(t)
 	e.setSelector(t, "web", map[string]string{"app": "web", "deploymentconfig": "web", "deployment": "web-2"})
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, dcv1.DeploymentSwitchedAnnotation, dcv1.SwitchedFinal)
-	to, err := e.cluster.Client.CoreV1().ReplicationControllers(ns).Patch(t.Context(), "web-2", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	to := e.recordProgress(t, deployment.Progress{Stage: deployment.StageSwitched, Switch: deployment.SwitchFinal})
 	var selected []string
 	e.cluster.Client.PrependReactor("patch", "services", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		selected = append(selected, string(a.(k8stesting.PatchAction).GetPatch()))

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -92,7 +91,8 @@ func abs64(v int64) int64 {
 
 // canary runs the steps of a Rolling strategy between the pre hook and the
 // final roll to 100%. It resumes at the step recorded on to (a restarted
-// deployer), and stops early when the rollout is promoted in full. Before
+// runner), goes straight to the final roll when the record says the steps
+// are over, and stops early when the rollout is promoted in full. Before
 // each step it takes up a new replica count of the DeploymentConfig (see
 // replan); after each step it holds for a person if the background
 // analysis bg was Inconclusive (hold). It returns the plan the final roll
@@ -105,11 +105,15 @@ func (r *Rollout) canary(ctx context.Context, params *dcv1.RollingDeploymentStra
 	if err != nil {
 		return plan, err
 	}
+	if start == len(steps) {
+		r.printf("--> Resuming the final roll past step %d of %d", len(steps), len(steps))
+		return plan, nil
+	}
 	if err := r.reapplyWeight(ctx, plan, steps, start, p); err != nil {
 		return plan, err
 	}
 	for i := start; i < len(steps); i++ {
-		if promotedFull(p.to) {
+		if fullPending(p.to) {
 			r.printf("--> Promoted in full: skipping steps %d to %d", i+1, len(steps))
 			break
 		}
@@ -126,10 +130,22 @@ func (r *Rollout) canary(ctx context.Context, params *dcv1.RollingDeploymentStra
 			return plan, err
 		}
 	}
-	if p.to, err = r.scaler.Annotate(ctx, p.to.Name, map[string]*string{dcv1.DeploymentStepAnnotation: nil}); err != nil {
+	if err := r.enterFinalRoll(ctx, p); err != nil {
 		return plan, err
 	}
 	return r.replan(ctx, params, plan, scale, p)
+}
+
+// enterFinalRoll records that the steps are over (consuming a full promote
+// that ended them): from here a resumed runner rolls on to 100% and never
+// goes back to a step.
+func (r *Rollout) enterFinalRoll(ctx context.Context, p *pair) error {
+	var err error
+	p.to, err = r.record(ctx, p.to, func(pr *deployment.Progress) {
+		pr.Stage, pr.Step, pr.Wait, pr.Analysis = deployment.StageFinalRoll, 0, nil, nil
+		consumeFull(pr, p.to)
+	})
+	return err
 }
 
 // scaleWatch is the DeploymentConfig's replica count as the canary last
@@ -177,40 +193,30 @@ func (r *Rollout) runStep(ctx context.Context, plan rollingPlan, step dcv1.Rolli
 }
 
 // resumeStep is the index of the step to start at: the one recorded on the
-// deployment by an earlier run of the deployer, or the first.
+// deployment by an earlier runner of the rollout, n when the record says
+// the steps are over (the final roll), or the first.
 func resumeStep(to *corev1.ReplicationController, n int) int {
-	total, err := strconv.Atoi(to.Annotations[dcv1.DeploymentStepsAnnotation])
-	if err != nil || total != n {
-		return 0
+	p := progressOf(to)
+	switch {
+	case p.Stage == deployment.StageFinalRoll:
+		return n
+	case p.Stage == deployment.StageSteps && p.Steps == n && p.Step >= 1 && p.Step <= n:
+		return p.Step - 1
 	}
-	k, err := strconv.Atoi(to.Annotations[dcv1.DeploymentStepAnnotation])
-	if err != nil || k < 1 || k > n {
-		return 0
-	}
-	return k - 1
-}
-
-// promotedFull reports whether the user asked to skip every remaining step.
-func promotedFull(rc *corev1.ReplicationController) bool {
-	return rc.Annotations[dcv1.PromoteRequestAnnotation] == dcv1.PromoteFull
-}
-
-// promoted reports whether the user asked to end the pause of step k.
-func promoted(rc *corev1.ReplicationController, k int) bool {
-	v := rc.Annotations[dcv1.PromoteRequestAnnotation]
-	return v == dcv1.PromoteFull || v == strconv.Itoa(k)
+	return 0
 }
 
 // recordStep writes the step the rollout is at on the new deployment.
 func (r *Rollout) recordStep(ctx context.Context, p *pair, k, n int) error {
-	if p.to.Annotations[dcv1.DeploymentStepAnnotation] == strconv.Itoa(k) && p.to.Annotations[dcv1.DeploymentStepsAnnotation] == strconv.Itoa(n) {
+	if pr := progressOf(p.to); pr.Stage == deployment.StageSteps && pr.Step == k && pr.Steps == n {
 		return nil
 	}
-	step, total := strconv.Itoa(k), strconv.Itoa(n)
 	var err error
-	p.to, err = r.scaler.Annotate(ctx, p.to.Name, map[string]*string{
-		dcv1.DeploymentStepAnnotation:  &step,
-		dcv1.DeploymentStepsAnnotation: &total,
+	p.to, err = r.record(ctx, p.to, func(pr *deployment.Progress) {
+		pr.Stage, pr.Step, pr.Steps = deployment.StageSteps, k, n
+		if pr.Wait != nil && pr.Wait.Gate != deployment.StepGate(k) {
+			pr.Wait = nil
+		}
 	})
 	return err
 }
@@ -288,8 +294,16 @@ func (r *Rollout) moveToWeight(ctx context.Context, plan rollingPlan, weight int
 	if p.to, err = r.accept(ctx, p.to, plan.timeout); err != nil {
 		return err
 	}
-	w := strconv.Itoa(int(weight))
-	p.to, err = r.scaler.Annotate(ctx, p.to.Name, map[string]*string{dcv1.DeploymentWeightAnnotation: &w})
+	return r.recordWeight(ctx, p, weight)
+}
+
+// recordWeight records the weight a step reached.
+func (r *Rollout) recordWeight(ctx context.Context, p *pair, weight int32) error {
+	if w := progressOf(p.to).Weight; w != nil && *w == weight {
+		return nil
+	}
+	var err error
+	p.to, err = r.record(ctx, p.to, func(pr *deployment.Progress) { pr.Weight = new(weight) })
 	return err
 }
 
@@ -346,48 +360,45 @@ func (r *Rollout) weightRound(ctx context.Context, plan rollingPlan, want canary
 
 // pauseStep waits for the pause's duration or, without one, until the step
 // is promoted; a promote ends a timed pause early too. The wait is bounded
-// only by the deployer pod's activeDeadlineSeconds, not by the strategy's
-// timeoutSeconds: waiting for a person is not a lack of progress.
+// only by the runner's activeDeadlineSeconds, not by the strategy's
+// timeoutSeconds: waiting for a person is not a lack of progress. A resumed
+// pause counts from when it first started.
 func (r *Rollout) pauseStep(ctx context.Context, pause *dcv1.RolloutPause, k, n int, p *pair) error {
-	since := r.now()
-	if t, err := time.Parse(time.RFC3339, p.to.Annotations[dcv1.DeploymentPausedSinceAnnotation]); err == nil && resumeStep(p.to, n) == k-1 {
-		since = t
+	gate := deployment.StepGate(k)
+	if passed(p.to, gate) {
+		r.printf("--> Step %d of %d: the pause is over", k, n)
+		return nil
 	}
-	values := map[string]*string{
-		dcv1.DeploymentPausedSinceAnnotation: new(since.UTC().Format(time.RFC3339)),
-		dcv1.DeploymentPauseReasonAnnotation: new(string(dcv1.PauseReasonPause)),
-	}
+	since := r.since(p.to, gate)
+	var d *time.Duration
 	waitCtx := ctx
 	dcName := p.to.Annotations[dcv1.DeploymentConfigAnnotation]
 	if pause.Duration != nil {
-		d := pause.Duration.Duration
-		values[dcv1.DeploymentPauseDurationAnnotation] = new(d.String())
+		d = &pause.Duration.Duration
 		var cancel context.CancelFunc
-		waitCtx, cancel = context.WithDeadline(ctx, since.Add(d))
+		waitCtx, cancel = context.WithDeadline(ctx, since.Add(*d))
 		defer cancel()
-		r.printf("--> Step %d of %d: pausing for %s (or until 'kubectl dc rollout promote %s')", k, n, d, dcName)
+		r.printf("--> Step %d of %d: pausing for %s (or until 'kubectl dc rollout promote %s')", k, n, *d, dcName)
 	} else {
 		r.printf("--> Step %d of %d: paused until 'kubectl dc rollout promote %s'", k, n, dcName)
 	}
+	wait := pauseWait(gate, dcv1.PauseReasonPause, since, d)
 	var err error
-	if p.to, err = r.scaler.Annotate(ctx, p.to.Name, values); err != nil {
+	if p.to, err = r.record(ctx, p.to, func(pr *deployment.Progress) { pr.Wait = wait }); err != nil {
 		return err
 	}
-	fresh, err := r.scaler.WaitFor(waitCtx, p.to.Name, func(rc *corev1.ReplicationController) bool { return promoted(rc, k) })
+	fresh, req, err := r.answered(waitCtx, p.to, gate)
+	var ended *deployment.Request
 	switch {
 	case err == nil:
-		p.to = fresh
+		p.to, ended = fresh, &req
 		r.printf("    Promoted")
 	case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
 		r.printf("    Pause of %s ended", pause.Duration.Duration)
 	default:
 		return err
 	}
-	p.to, err = r.scaler.Annotate(ctx, p.to.Name, map[string]*string{
-		dcv1.DeploymentPausedSinceAnnotation:   nil,
-		dcv1.DeploymentPauseDurationAnnotation: nil,
-		dcv1.DeploymentPauseReasonAnnotation:   nil,
-	})
+	p.to, err = r.endWaitFor(ctx, p.to, gate, ended)
 	return err
 }
 
@@ -396,7 +407,7 @@ func (r *Rollout) pauseStep(ctx context.Context, pause *dcv1.RolloutPause, k, n 
 // --full), and `promote --full` skips it.
 func (r *Rollout) analysisStep(ctx context.Context, a *dcv1.Analysis, k, n int, p *pair) error {
 	r.printf("--> Step %d of %d: analysis", k, n)
-	fresh, err := r.gate(ctx, a, p.to, fmt.Sprintf("step-%d", k), func(rc *corev1.ReplicationController) bool { return promoted(rc, k) })
+	fresh, err := r.gate(ctx, a, p.to, fmt.Sprintf("step-%d", k), deployment.StepGate(k))
 	if err != nil {
 		return fmt.Errorf("step %d of %d: %w", k, n, err)
 	}

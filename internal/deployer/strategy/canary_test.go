@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	fc "github.com/deployconfig/deployconfig/internal/deployer/fakecluster"
+	"github.com/deployconfig/deployconfig/internal/deployment"
 )
 
 func TestWeightCounts(t *testing.T) {
@@ -118,21 +120,73 @@ func pauseFor(d time.Duration) dcv1.RollingStep {
 
 var pauseUntilPromoted = dcv1.RollingStep{Pause: &dcv1.RolloutPause{}}
 
-// rcState reads an RC's spec replicas and one annotation.
-func (e *env) rcState(t *testing.T, name, key string) (int32, string) {
+// rcState reads an RC's spec replicas and progress record.
+func (e *env) rcState(t *testing.T, name string) (int32, deployment.Progress) {
 	t.Helper()
 	rc, err := e.cluster.Client.CoreV1().ReplicationControllers(ns).Get(context.Background(), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ptr.Deref(rc.Spec.Replicas, 0), rc.Annotations[key]
+	return ptr.Deref(rc.Spec.Replicas, 0), deployment.ProgressOf(rc)
 }
 
-// promote writes a promote request on web-2, as `kubectl dc rollout promote` does.
-func (e *env) promote(t *testing.T, value string) {
+// recordProgress writes p as web-2's progress record, as an earlier runner
+// of the rollout left it, and returns web-2.
+func (e *env) recordProgress(t *testing.T, p deployment.Progress) *corev1.ReplicationController {
 	t.Helper()
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, dcv1.PromoteRequestAnnotation, value)
-	if _, err := e.cluster.Client.CoreV1().ReplicationControllers(ns).Patch(context.Background(), "web-2", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+	rc, err := deployment.Update(t.Context(), e.cluster.Client.CoreV1().ReplicationControllers(ns), "web-2", func(got *deployment.Progress) error {
+		p.Seq, p.Runner = got.Seq, got.Runner
+		*got = p
+		return nil
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rc
+}
+
+// weightOf words a record's weight ("" without one).
+func weightOf(p deployment.Progress) string {
+	if p.Weight == nil {
+		return ""
+	}
+	return strconv.Itoa(int(*p.Weight))
+}
+
+// promote writes a promote request on web-2 that ends the wait of step k,
+// as `kubectl dc rollout promote` does.
+func (e *env) promote(t *testing.T, k string) {
+	t.Helper()
+	n, err := strconv.Atoi(k)
+	if err != nil {
+		t.Fatalf("step %q: %v", k, err)
+	}
+	e.request(t, deployment.Request{Kind: deployment.RequestPromote, Gate: deployment.StepGate(n)})
+}
+
+// promoteAt writes a promote request on web-2 that ends the wait of gate.
+func (e *env) promoteAt(t *testing.T, gate string) {
+	t.Helper()
+	e.request(t, deployment.Request{Kind: deployment.RequestPromote, Gate: gate})
+}
+
+// promoteFull writes a full promote request on web-2, as `kubectl dc
+// rollout promote --full` does.
+func (e *env) promoteFull(t *testing.T) {
+	t.Helper()
+	e.request(t, deployment.Request{Kind: deployment.RequestPromoteFull})
+}
+
+// request writes req, with a fresh ID, on web-2.
+func (e *env) request(t *testing.T, req deployment.Request) {
+	t.Helper()
+	e.requests++
+	req.ID = fmt.Sprintf("req-%d", e.requests)
+	patch, err := deployment.RequestPatch(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.cluster.Client.CoreV1().ReplicationControllers(ns).Patch(context.Background(), "web-2", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -156,7 +210,7 @@ func (e *env) waitPaused(t *testing.T, k string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rc.Annotations[dcv1.DeploymentStepAnnotation] == k && rc.Annotations[dcv1.DeploymentPausedSinceAnnotation] != "" {
+		if p := deployment.ProgressOf(rc); p.Wait != nil && (k == "" || p.Stage == deployment.StageSteps && strconv.Itoa(p.Step) == k) {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -168,30 +222,31 @@ func TestCanaryPausesAtWeightUntilPromoted(t *testing.T) {
 	e := setup(t, fc.Options{}, 5, "")
 	done := e.runAsync(t.Context(), steps("25%", "25%", weight(20), pauseUntilPromoted, weight(60), pauseUntilPromoted), 5)
 	e.waitPaused(t, "2")
-	if to, w := e.rcState(t, "web-2", dcv1.DeploymentWeightAnnotation); to != 1 || w != "20" {
+	if to, pr := e.rcState(t, "web-2"); to != 1 || weightOf(pr) != "20" {
+		w := weightOf(pr)
 		t.Errorf("at the first pause web-2 has %d replicas, weight %q; want 1 and 20", to, w)
 	}
-	if from, _ := e.rcState(t, "web-1", ""); from != 4 {
+	if from, _ := e.rcState(t, "web-1"); from != 4 {
 		t.Errorf("at the first pause web-1 has %d replicas, want 4", from)
 	}
 	// A promote of another step does not end this pause.
 	e.promote(t, "4")
 	e.promote(t, "2")
 	e.waitPaused(t, "4")
-	if to, _ := e.rcState(t, "web-2", ""); to != 3 {
+	if to, _ := e.rcState(t, "web-2"); to != 3 {
 		t.Errorf("at the second pause web-2 has %d replicas, want 3", to)
 	}
-	if from, _ := e.rcState(t, "web-1", ""); from != 2 {
+	if from, _ := e.rcState(t, "web-1"); from != 2 {
 		t.Errorf("at the second pause web-1 has %d replicas, want 2", from)
 	}
 	e.promote(t, "4")
 	if err := <-done; err != nil {
 		t.Fatalf("rollout: %v\n%s", err, e.out.String())
 	}
-	to, step := e.rcState(t, "web-2", dcv1.DeploymentStepAnnotation)
-	from, _ := e.rcState(t, "web-1", "")
-	if to != 5 || from != 0 || step != "" {
-		t.Errorf("ended with web-2=%d web-1=%d step %q; want 5, 0 and no step", to, from, step)
+	to, pr := e.rcState(t, "web-2")
+	from, _ := e.rcState(t, "web-1")
+	if to != 5 || from != 0 || pr.Stage != deployment.StageFinalRoll {
+		t.Errorf("ended with web-2=%d web-1=%d stage %q; want 5, 0 and the final roll", to, from, pr.Stage)
 	}
 	for _, want := range []string{
 		"--> Step 1 of 4: setWeight 20%: scaling web-2 to 1 and web-1 to 4 (keep 4 pods available, don't exceed 7 pods)",
@@ -220,8 +275,8 @@ func TestCanaryTimedPauseEndsByItself(t *testing.T) {
 	if !strings.Contains(e.out.String(), "    Pause of 200ms ended") {
 		t.Errorf("output lacks the end of the pause:\n%s", e.out.String())
 	}
-	if to, since := e.rcState(t, "web-2", dcv1.DeploymentPausedSinceAnnotation); to != 4 || since != "" {
-		t.Errorf("ended with web-2=%d paused-since %q", to, since)
+	if to, pr := e.rcState(t, "web-2"); to != 4 || pr.Wait != nil {
+		t.Errorf("ended with web-2=%d and record %s", to, pr.Encode())
 	}
 }
 
@@ -230,14 +285,14 @@ func TestCanaryPromoteFullSkipsTheRest(t *testing.T) {
 	analysis := dcv1.RollingStep{Analysis: &dcv1.Analysis{}}
 	done := e.runAsync(t.Context(), steps("1", "0", weight(25), pauseUntilPromoted, analysis, weight(75), pauseUntilPromoted), 4)
 	e.waitPaused(t, "2")
-	e.promote(t, dcv1.PromoteFull)
+	e.promoteFull(t)
 	if err := <-done; err != nil {
 		t.Fatalf("rollout: %v\n%s", err, e.out.String())
 	}
 	if !strings.Contains(e.out.String(), "--> Promoted in full: skipping steps 3 to 5") || strings.Contains(e.out.String(), "Step 4") {
 		t.Errorf("output:\n%s", e.out.String())
 	}
-	if to, _ := e.rcState(t, "web-2", ""); to != 4 {
+	if to, _ := e.rcState(t, "web-2"); to != 4 {
 		t.Errorf("web-2 has %d replicas, want 4", to)
 	}
 }
@@ -290,7 +345,7 @@ func TestCanaryFailedAnalysisFailsTheRollout(t *testing.T) {
 	if err == nil || err.Error() != `step 2 of 3: analysis Failed: metric "errors" failed 2 times` {
 		t.Fatalf("err = %v", err)
 	}
-	if to, _ := e.rcState(t, "web-2", ""); to != 1 {
+	if to, _ := e.rcState(t, "web-2"); to != 1 {
 		t.Errorf("web-2 has %d replicas, want 1 (left at step 1 for the fall-back)", to)
 	}
 }
@@ -361,19 +416,15 @@ func reachedCounts(scales []fc.Scale, c canaryCounts) bool {
 // it), and a pause must never wait with no canary pods.
 func TestCanaryResumesAtTheRecordedStep(t *testing.T) {
 	e := setup(t, fc.Options{}, 4, "")
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"3",%q:"3",%q:"2026-03-01T11:00:00Z"}}}`,
-		dcv1.DeploymentStepAnnotation, dcv1.DeploymentStepsAnnotation, dcv1.DeploymentPausedSinceAnnotation)
-	to, err := e.cluster.Client.CoreV1().ReplicationControllers(ns).Patch(t.Context(), "web-2", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.to = to
+	e.to = e.recordProgress(t, deployment.Progress{Stage: deployment.StageSteps, Step: 3, Steps: 3,
+		Wait: &deployment.Wait{Gate: "step-3", Reason: dcv1.PauseReasonPause, Since: metav1.NewTime(time.Date(2026, 3, 1, 11, 0, 0, 0, time.UTC))}})
 	done := e.runAsync(t.Context(), steps("1", "0", weight(25), weight(50), pauseUntilPromoted), 4)
-	e.waitAnnotation(t, dcv1.DeploymentPauseReasonAnnotation, string(dcv1.PauseReasonPause))
-	if to, w := e.rcState(t, "web-2", dcv1.DeploymentWeightAnnotation); to != 2 || w != "50" {
+	e.waitProgress(t, "the pause at weight 50", func(p deployment.Progress) bool { return p.Wait != nil && weightOf(p) == "50" })
+	if to, pr := e.rcState(t, "web-2"); to != 2 || weightOf(pr) != "50" {
+		w := weightOf(pr)
 		t.Errorf("at the resumed pause web-2 has %d replicas, weight %q; want 2 and 50", to, w)
 	}
-	if from, _ := e.rcState(t, "web-1", ""); from != 2 {
+	if from, _ := e.rcState(t, "web-1"); from != 2 {
 		t.Errorf("at the resumed pause web-1 has %d replicas, want 2", from)
 	}
 	e.promote(t, "3")
@@ -394,22 +445,29 @@ func TestCanaryResumesAtTheRecordedStep(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if to, _ := e.rcState(t, "web-2", ""); to != 4 {
+	if to, _ := e.rcState(t, "web-2"); to != 4 {
 		t.Errorf("web-2 has %d replicas, want 4", to)
 	}
 }
 
-// waitAnnotation waits until web-2 has annotation key set to value.
-func (e *env) waitAnnotation(t *testing.T, key, value string) {
+// waitProgress waits until web-2's progress record satisfies cond.
+func (e *env) waitProgress(t *testing.T, what string, cond func(deployment.Progress) bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		if _, v := e.rcState(t, "web-2", key); v == value {
+		if _, p := e.rcState(t, "web-2"); cond(p) {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Fatalf("web-2 never had %s=%q", key, value)
+	_, p := e.rcState(t, "web-2")
+	t.Fatalf("web-2 never recorded %s; it records %s", what, p.Encode())
+}
+
+// waitReason waits until web-2 records a wait for reason.
+func (e *env) waitReason(t *testing.T, reason dcv1.PauseReason) {
+	t.Helper()
+	e.waitProgress(t, "a wait for "+string(reason), func(p deployment.Progress) bool { return p.Wait != nil && p.Wait.Reason == reason })
 }
 
 // TestCanaryGrowsTheOldDeploymentToItsShare checks a canary whose
@@ -420,10 +478,10 @@ func TestCanaryGrowsTheOldDeploymentToItsShare(t *testing.T) {
 	e := setup(t, fc.Options{}, 2, "")
 	done := e.runAsync(t.Context(), steps("25%", "25%", weight(20), pauseUntilPromoted), 5)
 	e.waitPaused(t, "2")
-	if to, _ := e.rcState(t, "web-2", ""); to != 1 {
+	if to, _ := e.rcState(t, "web-2"); to != 1 {
 		t.Errorf("at the pause web-2 has %d replicas, want 1", to)
 	}
-	if from, _ := e.rcState(t, "web-1", ""); from != 4 {
+	if from, _ := e.rcState(t, "web-1"); from != 4 {
 		t.Errorf("at the pause web-1 has %d replicas, want 4", from)
 	}
 	e.promote(t, "2")
@@ -458,9 +516,9 @@ func TestCanaryInconclusiveWaitsForPromote(t *testing.T) {
 	e := setup(t, fc.Options{}, 4, "")
 	e.rollout.WithAnalysis(inconclusiveAnalysis{})
 	done := e.runAsync(t.Context(), steps("1", "0", weight(25), analysisStep, weight(50)), 4)
-	e.waitAnnotation(t, dcv1.DeploymentPauseReasonAnnotation, string(dcv1.PauseReasonInconclusive))
-	if _, since := e.rcState(t, "web-2", dcv1.DeploymentPausedSinceAnnotation); since == "" {
-		t.Error("waiting without paused-since")
+	e.waitReason(t, dcv1.PauseReasonInconclusive)
+	if _, pr := e.rcState(t, "web-2"); pr.Wait == nil || pr.Wait.Since.IsZero() {
+		t.Errorf("waiting without a recorded start: %s", pr.Encode())
 	}
 	select {
 	case err := <-done:
@@ -471,10 +529,8 @@ func TestCanaryInconclusiveWaitsForPromote(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("rollout: %v\n%s", err, e.out.String())
 	}
-	for _, key := range []string{dcv1.DeploymentPauseReasonAnnotation, dcv1.DeploymentPausedSinceAnnotation} {
-		if _, v := e.rcState(t, "web-2", key); v != "" {
-			t.Errorf("%s=%q left after the promote", key, v)
-		}
+	if _, pr := e.rcState(t, "web-2"); pr.Wait != nil {
+		t.Errorf("a wait is left after the promote: %s", pr.Encode())
 	}
 	for _, want := range []string{
 		`--> step-2: analysis inconclusive: metric "errors" was inconclusive: result [0.5]`,
@@ -495,7 +551,7 @@ func TestCanaryInconclusiveCancelAborts(t *testing.T) {
 	e.rollout.WithAnalysis(inconclusiveAnalysis{})
 	ctx, cancel := context.WithCancel(t.Context())
 	done := e.runAsync(ctx, steps("1", "0", weight(25), analysisStep, weight(50)), 4)
-	e.waitAnnotation(t, dcv1.DeploymentPauseReasonAnnotation, string(dcv1.PauseReasonInconclusive))
+	e.waitReason(t, dcv1.PauseReasonInconclusive)
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
@@ -512,8 +568,8 @@ func TestCanaryPromoteFullStopsARunningAnalysis(t *testing.T) {
 	b := blockingAnalysis{stopped: make(chan error, 1)}
 	e.rollout.WithAnalysis(b)
 	done := e.runAsync(t.Context(), steps("1", "0", weight(25), analysisStep, weight(50), pauseUntilPromoted), 4)
-	e.waitAnnotation(t, dcv1.DeploymentStepAnnotation, "2")
-	e.promote(t, dcv1.PromoteFull)
+	e.waitProgress(t, "step 2", func(p deployment.Progress) bool { return p.Stage == deployment.StageSteps && p.Step == 2 })
+	e.promoteFull(t)
 	select {
 	case err := <-done:
 		if err != nil {
@@ -533,7 +589,7 @@ func TestCanaryPromoteFullStopsARunningAnalysis(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, e.out.String())
 		}
 	}
-	if to, _ := e.rcState(t, "web-2", ""); to != 4 {
+	if to, _ := e.rcState(t, "web-2"); to != 4 {
 		t.Errorf("web-2 has %d replicas, want 4", to)
 	}
 }
@@ -552,18 +608,18 @@ func TestCanaryHonoursAScaleMidway(t *testing.T) {
 	}
 	e.promote(t, "2")
 	e.waitPaused(t, "4")
-	if to, _ := e.rcState(t, "web-2", ""); to != 4 {
+	if to, _ := e.rcState(t, "web-2"); to != 4 {
 		t.Errorf("at 50%% of 8 web-2 has %d replicas, want 4", to)
 	}
-	if from, _ := e.rcState(t, "web-1", ""); from != 4 {
+	if from, _ := e.rcState(t, "web-1"); from != 4 {
 		t.Errorf("at 50%% of 8 web-1 has %d replicas, want 4", from)
 	}
 	e.promote(t, "4")
 	if err := <-done; err != nil {
 		t.Fatalf("rollout: %v\n%s", err, e.out.String())
 	}
-	to, _ := e.rcState(t, "web-2", "")
-	from, _ := e.rcState(t, "web-1", "")
+	to, _ := e.rcState(t, "web-2")
+	from, _ := e.rcState(t, "web-1")
 	if to != 8 || from != 0 {
 		t.Errorf("ended with web-2=%d web-1=%d, want 8 and 0", to, from)
 	}
@@ -589,22 +645,14 @@ func (passingAnalysis) Run(context.Context, *dcv1.Analysis, *corev1.ReplicationC
 // measures again and, when it passes, no longer shows the rollout waiting.
 func TestCanaryResumedAnalysisClearsAnEarlierWait(t *testing.T) {
 	e := setup(t, fc.Options{}, 4, "")
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"2",%q:"3",%q:"2026-03-01T11:00:00Z",%q:%q}}}`,
-		dcv1.DeploymentStepAnnotation, dcv1.DeploymentStepsAnnotation, dcv1.DeploymentPausedSinceAnnotation,
-		dcv1.DeploymentPauseReasonAnnotation, dcv1.PauseReasonInconclusive)
-	to, err := e.cluster.Client.CoreV1().ReplicationControllers(ns).Patch(t.Context(), "web-2", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.to = to
+	e.to = e.recordProgress(t, deployment.Progress{Stage: deployment.StageSteps, Step: 2, Steps: 3,
+		Wait: &deployment.Wait{Gate: "step-2", Reason: dcv1.PauseReasonInconclusive, Since: metav1.NewTime(time.Date(2026, 3, 1, 11, 0, 0, 0, time.UTC))}})
 	e.rollout.WithAnalysis(passingAnalysis{})
 	if _, err := e.rollout.Rolling(t.Context(), steps("1", "0", weight(25), analysisStep, weight(50)), e.from, e.to, 4); err != nil {
 		t.Fatalf("rollout: %v\n%s", err, e.out.String())
 	}
-	for _, key := range []string{dcv1.DeploymentPauseReasonAnnotation, dcv1.DeploymentPausedSinceAnnotation} {
-		if _, v := e.rcState(t, "web-2", key); v != "" {
-			t.Errorf("%s=%q left after the analysis passed", key, v)
-		}
+	if _, pr := e.rcState(t, "web-2"); pr.Wait != nil {
+		t.Errorf("a wait is left after the analysis passed: %s", pr.Encode())
 	}
 	if !strings.Contains(e.out.String(), "--> Resuming at step 2 of 3: back to the weight of step 1 (setWeight 25%)") {
 		t.Errorf("output:\n%s", e.out.String())

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/deployment"
 )
 
 // ErrInconclusive is wrapped by an AnalysisRunner's error when the
@@ -18,35 +19,52 @@ var ErrInconclusive = errors.New("analysis inconclusive")
 
 // gate runs an analysis that stands between the rollout and its next stage
 // (a canary analysis step, blue-green's pre- and postPromotionAnalysis) and
-// returns the deployment as last read. goOn reports whether a promote
-// request on the RC lets the rollout past this gate.
+// returns the deployment as last read. label names the analysis in logs and
+// outcomes; gateName is the wait a promote request answers.
 //
 // As in Argo Rollouts, an Inconclusive outcome neither passes nor fails:
 // the rollout waits for a person (waitForPerson), whom promote lets past
-// and whose cancel (the deployer's context ending) aborts. `promote --full`
-// skips the gate, stopping the analysis if it is running: the user asked
-// to go to 100% now.
-func (r *Rollout) gate(ctx context.Context, a *dcv1.Analysis, to *corev1.ReplicationController, label string,
-	goOn func(*corev1.ReplicationController) bool) (*corev1.ReplicationController, error) {
+// and whose cancel (the runner's context ending) aborts. A plain promote
+// never skips a running analysis. `promote --full` does, stopping the
+// analysis if it is running: the user asked to go to 100% now.
+func (r *Rollout) gate(ctx context.Context, a *dcv1.Analysis, to *corev1.ReplicationController, label, gateName string) (*corev1.ReplicationController, error) {
 	if r.analysis == nil {
 		return to, fmt.Errorf("%s: this deployer cannot run analyses", label)
 	}
-	if promotedFull(to) {
+	if fullPending(to) {
 		r.printf("--> %s: promoted in full: analysis skipped", label)
 		return to, nil
+	}
+	to, err := r.record(ctx, to, func(p *deployment.Progress) {
+		p.Analysis = &deployment.RunningAnalysis{Label: label, Since: metav1.NewTime(r.now().UTC())}
+	})
+	if err != nil {
+		return to, err
 	}
 	stopped, err := r.runUnlessPromotedFull(ctx, a, to, label)
 	switch {
 	case stopped != nil:
 		r.printf("--> %s: promoted in full: analysis stopped", label)
-		return stopped, nil
+		return r.analysisOver(ctx, stopped, gateName)
 	case err == nil:
-		return r.endWait(ctx, to)
+		return r.analysisOver(ctx, to, gateName)
 	case ctx.Err() == nil && errors.Is(err, ErrInconclusive):
 		r.printf("--> %s: %v", label, err)
-		return r.waitForPerson(ctx, to, label, goOn)
+		return r.waitForPerson(ctx, to, label, gateName)
 	}
 	return to, err
+}
+
+// analysisOver records that the gate's analysis passed or was stopped:
+// none runs, and a wait for a person that an earlier runner recorded at
+// the gate (it stopped while it waited; this one measured again) is over.
+func (r *Rollout) analysisOver(ctx context.Context, to *corev1.ReplicationController, gateName string) (*corev1.ReplicationController, error) {
+	return r.record(ctx, to, func(p *deployment.Progress) {
+		p.Analysis = nil
+		if p.Wait != nil && p.Wait.Gate == gateName {
+			p.Wait = nil
+		}
+	})
 }
 
 // runUnlessPromotedFull runs the analysis while watching the RC for a
@@ -61,7 +79,7 @@ func (r *Rollout) runUnlessPromotedFull(ctx context.Context, a *dcv1.Analysis, t
 	watched := make(chan struct{})
 	go func() {
 		defer close(watched)
-		if fresh, err := r.scaler.WaitFor(runCtx, to.Name, promotedFull); err == nil {
+		if fresh, err := r.scaler.WaitFor(runCtx, to.Name, fullPending); err == nil {
 			stopped = fresh
 			cancel()
 		}
@@ -76,46 +94,25 @@ func (r *Rollout) runUnlessPromotedFull(ctx context.Context, a *dcv1.Analysis, t
 }
 
 // waitForPerson records on the RC that the rollout waits for a person
-// after an Inconclusive analysis and waits until goOn holds (promote); the
-// deployer's context ending (a cancel) aborts. The wait is bounded only by
-// the deployer pod's activeDeadlineSeconds, as a pause is.
-func (r *Rollout) waitForPerson(ctx context.Context, to *corev1.ReplicationController, label string,
-	goOn func(*corev1.ReplicationController) bool) (*corev1.ReplicationController, error) {
+// after an Inconclusive analysis and waits for a promote of the gate; the
+// runner's context ending (a cancel) aborts. The wait is bounded only by
+// the runner's activeDeadlineSeconds, as a pause is.
+func (r *Rollout) waitForPerson(ctx context.Context, to *corev1.ReplicationController, label, gateName string) (*corev1.ReplicationController, error) {
+	if passed(to, gateName) {
+		r.printf("--> %s: promoted already", label)
+		return to, nil
+	}
 	dcName := to.Annotations[dcv1.DeploymentConfigAnnotation]
-	marked, err := r.scaler.Annotate(ctx, to.Name, map[string]*string{
-		dcv1.DeploymentPausedSinceAnnotation: new(r.now().UTC().Format(time.RFC3339)),
-		dcv1.DeploymentPauseReasonAnnotation: new(string(dcv1.PauseReasonInconclusive)),
-	})
+	wait := pauseWait(gateName, dcv1.PauseReasonInconclusive, r.since(to, gateName), nil)
+	to, err := r.record(ctx, to, func(p *deployment.Progress) { p.Wait, p.Analysis = wait, nil })
 	if err != nil {
 		return to, err
 	}
-	to = marked
 	r.printf("--> %s: analysis inconclusive: waiting for 'kubectl dc rollout promote %s' to go on, or cancel to abort", label, dcName)
-	fresh, err := r.scaler.WaitFor(ctx, to.Name, goOn)
+	fresh, req, err := r.answered(ctx, to, gateName)
 	if err != nil {
 		return to, fmt.Errorf("%s: waiting for promote after an inconclusive analysis: %w", label, err)
 	}
 	r.printf("    Promoted")
-	return r.endWait(ctx, fresh)
-}
-
-// endWait re-reads the RC past a gate and removes the marks of a wait for
-// a person, if any: one left by an earlier deployer that stopped while it
-// waited (its pod restarted; this one measured again and passed).
-func (r *Rollout) endWait(ctx context.Context, to *corev1.ReplicationController) (*corev1.ReplicationController, error) {
-	fresh, err := r.scaler.Get(ctx, to.Name)
-	if err != nil {
-		return to, err
-	}
-	if fresh.Annotations[dcv1.DeploymentPauseReasonAnnotation] != string(dcv1.PauseReasonInconclusive) {
-		return fresh, nil
-	}
-	cleared, err := r.scaler.Annotate(ctx, fresh.Name, map[string]*string{
-		dcv1.DeploymentPausedSinceAnnotation: nil,
-		dcv1.DeploymentPauseReasonAnnotation: nil,
-	})
-	if err != nil {
-		return fresh, err
-	}
-	return cleared, nil
+	return r.endWaitFor(ctx, fresh, gateName, &req)
 }

@@ -72,6 +72,8 @@ type env struct {
 	rollout *Rollout
 	from    *corev1.ReplicationController
 	to      *corev1.ReplicationController
+	// requests counts the promote requests written, for their IDs.
+	requests int
 }
 
 // setup makes web-2 (to, at 0) and, when fromReplicas >= 0, web-1 (from)

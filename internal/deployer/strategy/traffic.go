@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -110,7 +109,11 @@ func (r *Rollout) trafficProgress(ctx context.Context, params *dcv1.RollingDeplo
 		return Completed, to, err
 	}
 	p := &pair{from: from, to: to}
-	if to.Annotations[dcv1.DeploymentSwitchedAnnotation] == dcv1.SwitchedFinal {
+	progress, err := deployment.ReadProgress(to)
+	if err != nil {
+		return Completed, to, err
+	}
+	if progress.Switch == deployment.SwitchFinal {
 		r.printf("--> %s already takes the stable Service's requests: finishing", to.Name)
 		return Completed, p.to, r.finishTraffic(ctx, t, plan, p)
 	}
@@ -121,7 +124,9 @@ func (r *Rollout) trafficProgress(ctx context.Context, params *dcv1.RollingDeplo
 		return Completed, to, err
 	}
 	if err := r.trafficSteps(ctx, params, plan, t, p); err != nil {
-		r.restoreTraffic(ctx, t, p)
+		if !r.handedOver(ctx, p.to) {
+			r.restoreTraffic(ctx, t, p)
+		}
 		return Completed, p.to, err
 	}
 	return Completed, p.to, r.finishTraffic(ctx, t, plan, p)
@@ -157,10 +162,7 @@ func (r *Rollout) trafficSteps(ctx context.Context, params *dcv1.RollingDeployme
 	for _, s := range steps[:start] {
 		t.apply(s)
 	}
-	if start > 0 {
-		r.printf("--> Resuming at step %d of %d: back to %s", start+1, len(steps), t.state)
-	}
-	if err := r.moveTraffic(ctx, plan, t, p); err != nil {
+	if err := r.resumeTraffic(ctx, plan, t, p, start, len(steps)); err != nil {
 		return err
 	}
 	bg := r.startBackground(ctx, params.Analysis, p.to)
@@ -172,13 +174,35 @@ func (r *Rollout) trafficSteps(ctx context.Context, params *dcv1.RollingDeployme
 	return bg.stop(err)
 }
 
+// resumeTraffic brings the routes and the canary's size back to where the
+// steps before start left them. A rollout resumed in its final roll keeps
+// its pods (it grows from there to full size) and only gets the routes of
+// the last step back.
+func (r *Rollout) resumeTraffic(ctx context.Context, plan rollingPlan, t *traffic, p *pair, start, n int) error {
+	if start == n {
+		r.printf("--> Resuming the final roll past step %d of %d: routes at %s", n, n, t.state)
+		_, err := t.routes.Set(ctx, t.state)
+		return err
+	}
+	if start == 0 && deployment.Replicas(p.to) == 0 {
+		return r.moveTraffic(ctx, plan, t, p)
+	}
+	r.printf("--> Resuming at step %d of %d: back to %s", start+1, n, t.state)
+	if t.canaryReplicas(plan.desired) < deployment.Replicas(p.to) {
+		// The canary keeps the pods it reached; the next step sizes it.
+		_, err := t.routes.Set(ctx, t.state)
+		return err
+	}
+	return r.moveTraffic(ctx, plan, t, p)
+}
+
 // runTrafficSteps runs steps start onwards, taking up a new replica
 // count of the DeploymentConfig before each.
 func (r *Rollout) runTrafficSteps(ctx context.Context, params *dcv1.RollingDeploymentStrategyParams, plan rollingPlan,
 	t *traffic, p *pair, bg *background, scale *scaleWatch, start int) error {
 	steps := params.Steps
 	for i := start; i < len(steps); i++ {
-		if promotedFull(p.to) {
+		if fullPending(p.to) {
 			r.printf("--> Promoted in full: skipping steps %d to %d", i+1, len(steps))
 			break
 		}
@@ -202,9 +226,7 @@ func (r *Rollout) runTrafficSteps(ctx context.Context, params *dcv1.RollingDeplo
 			return err
 		}
 	}
-	var err error
-	p.to, err = r.scaler.Annotate(ctx, p.to.Name, map[string]*string{dcv1.DeploymentStepAnnotation: nil})
-	return err
+	return r.enterFinalRoll(ctx, p)
 }
 
 // runTrafficStep runs one step of a traffic-routed canary.
@@ -264,9 +286,7 @@ func (r *Rollout) moveTraffic(ctx context.Context, plan rollingPlan, t *traffic,
 			return err
 		}
 	}
-	w := strconv.Itoa(int(t.state.Weight))
-	p.to, err = r.scaler.Annotate(ctx, p.to.Name, map[string]*string{dcv1.DeploymentWeightAnnotation: &w})
-	return err
+	return r.recordWeight(ctx, p, t.state.Weight)
 }
 
 // sizeCanary scales the new deployment to n and waits for its pods.

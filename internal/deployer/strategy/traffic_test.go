@@ -12,6 +12,7 @@ import (
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	fc "github.com/deployconfig/deployconfig/internal/deployer/fakecluster"
+	"github.com/deployconfig/deployconfig/internal/deployment"
 	"github.com/deployconfig/deployconfig/internal/trafficrouting"
 )
 
@@ -106,7 +107,8 @@ func TestTrafficCanary(t *testing.T) {
 	if sel := e.selector(t, "web"); !selects(sel, "web-2") {
 		t.Errorf("stable Service selects %v, want web-2", sel)
 	}
-	if _, mark := e.rcState(t, "web-2", dcv1.DeploymentSwitchedAnnotation); mark != dcv1.SwitchedFinal {
+	if _, pr := e.rcState(t, "web-2"); pr.Switch != deployment.SwitchFinal {
+		mark := pr.Switch
 		t.Errorf("web-2 switched mark %q, want final", mark)
 	}
 }
@@ -146,7 +148,7 @@ func TestTrafficFailureRestoresStable(t *testing.T) {
 	if sel := e.selector(t, "web"); !selects(sel, "web-1") {
 		t.Errorf("stable Service selects %v after the failure, want web-1", sel)
 	}
-	if from, _ := e.rcState(t, "web-1", ""); from != 4 {
+	if from, _ := e.rcState(t, "web-1"); from != 4 {
 		t.Errorf("web-1 has %d replicas, want 4", from)
 	}
 }
@@ -173,19 +175,13 @@ func TestTrafficResumes(t *testing.T) {
 	e := setup(t, fc.Options{}, 4, "")
 	routes := e.withRoutes(t)
 	params := trafficSteps(headerRoute("beta"), weight(50), pauseUntilPromoted)
-	to, err := e.rollout.scaler.Annotate(t.Context(), "web-2", map[string]*string{
-		dcv1.DeploymentStepAnnotation: ptr.To("3"), dcv1.DeploymentStepsAnnotation: ptr.To("3"),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.to = to
+	e.to = e.recordProgress(t, deployment.Progress{Stage: deployment.StageSteps, Step: 3, Steps: 3})
 	done := e.runAsync(t.Context(), params, 4)
 	e.waitPaused(t, "3")
 	if got := routes.states(); len(got) != 1 || got[0] != "50% canary and 1 header routes" {
 		t.Errorf("resumed at %q, want 50%% canary with the header route", got)
 	}
-	if to, _ := e.rcState(t, "web-2", ""); to != 2 {
+	if to, _ := e.rcState(t, "web-2"); to != 2 {
 		t.Errorf("web-2 has %d replicas, want 2", to)
 	}
 	e.promote(t, "3")

@@ -1,0 +1,139 @@
+package deployment
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+
+	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+)
+
+// ErrRecordChanged is returned by Update when another writer kept changing
+// the record: two runners work on one deployment, and this one must stop.
+var ErrRecordChanged = errors.New("the rollout's progress record changed under this writer")
+
+// updateAttempts bounds Update's compare-and-swap loop. Only a second
+// runner of the same deployment makes it fail every time.
+const updateAttempts = 4
+
+// Update applies change to the deployment's progress record and writes it
+// back, with extra annotation changes (nil removes one) in the same write.
+// The write is a JSON patch that first tests the record's value as it was
+// read: a write of the record in between by anyone else makes it fail, and
+// Update reads again and reapplies change. Other writes of the RC (its
+// status, its scale, the desired replicas) do not conflict with it. It
+// returns the RC as written.
+func Update(ctx context.Context, rcs corev1client.ReplicationControllerInterface, name string, change func(*Progress) error, extra map[string]*string) (*corev1.ReplicationController, error) {
+	var lastErr error
+	for range updateAttempts {
+		rc, err := rcs.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("get replicationcontroller %s: %w", name, err)
+		}
+		written, err := tryUpdate(ctx, rcs, rc, change, extra)
+		if err == nil {
+			return written, nil
+		}
+		if !errors.Is(err, errTestFailed) {
+			return nil, err
+		}
+		lastErr = err
+	}
+	return nil, fmt.Errorf("update the progress of replicationcontroller %s: %w: %v", name, ErrRecordChanged, lastErr)
+}
+
+// errTestFailed: the patch's test of the record failed.
+var errTestFailed = errors.New("the record was changed by another writer")
+
+// tryUpdate makes one compare-and-swap write of the record.
+func tryUpdate(ctx context.Context, rcs corev1client.ReplicationControllerInterface, rc *corev1.ReplicationController, change func(*Progress) error, extra map[string]*string) (*corev1.ReplicationController, error) {
+	p, err := ReadProgress(rc)
+	if err != nil {
+		return nil, err
+	}
+	if err := change(&p); err != nil {
+		return nil, err
+	}
+	p.Format = ProgressFormat
+	p.Seq++
+	patch, err := json.Marshal(updateOps(rc, p, extra))
+	if err != nil {
+		return nil, fmt.Errorf("progress patch of replicationcontroller %s: %w", rc.Name, err)
+	}
+	written, err := rcs.Patch(ctx, rc.Name, types.JSONPatchType, patch, metav1.PatchOptions{})
+	if err != nil {
+		if isTestFailure(err) {
+			return nil, fmt.Errorf("%w: %v", errTestFailed, err)
+		}
+		return nil, fmt.Errorf("write the progress of replicationcontroller %s: %w", rc.Name, err)
+	}
+	return written, nil
+}
+
+// jsonOp is one operation of a JSON patch.
+type jsonOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value,omitempty"`
+}
+
+// updateOps are the operations of one write of the record: the test that
+// makes it a compare-and-swap (of the record's value, or of the
+// resourceVersion for a deployment that has none yet), the record, the
+// extra annotations, and the removal of the keys progress was kept in
+// before the record.
+func updateOps(rc *corev1.ReplicationController, p Progress, extra map[string]*string) []jsonOp {
+	var ops []jsonOp
+	old, has := rc.Annotations[dcv1.RolloutProgressAnnotation]
+	switch {
+	case has:
+		ops = append(ops, jsonOp{Op: "test", Path: annotationPath(dcv1.RolloutProgressAnnotation), Value: old})
+	case rc.ResourceVersion != "":
+		ops = append(ops, jsonOp{Op: "test", Path: "/metadata/resourceVersion", Value: rc.ResourceVersion})
+	default:
+		// An object of a store without versions (a test's): the old
+		// keys are the record.
+		for _, k := range legacyKeys {
+			if v, present := rc.Annotations[k]; present {
+				ops = append(ops, jsonOp{Op: "test", Path: annotationPath(k), Value: v})
+			}
+		}
+	}
+	if rc.Annotations == nil {
+		ops = append(ops, jsonOp{Op: "add", Path: "/metadata/annotations", Value: map[string]string{}})
+	}
+	ops = append(ops, jsonOp{Op: "add", Path: annotationPath(dcv1.RolloutProgressAnnotation), Value: p.Encode()})
+	for k, v := range extra {
+		switch _, present := rc.Annotations[k]; {
+		case v != nil:
+			ops = append(ops, jsonOp{Op: "add", Path: annotationPath(k), Value: *v})
+		case present:
+			ops = append(ops, jsonOp{Op: "remove", Path: annotationPath(k)})
+		}
+	}
+	for _, k := range legacyKeys {
+		if _, present := rc.Annotations[k]; present {
+			ops = append(ops, jsonOp{Op: "remove", Path: annotationPath(k)})
+		}
+	}
+	return ops
+}
+
+// annotationPath is the JSON pointer of an annotation.
+func annotationPath(key string) string {
+	return "/metadata/annotations/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
+}
+
+// isTestFailure reports whether a patch failed its test operation: the API
+// server refuses it as invalid, saying that the test failed.
+func isTestFailure(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "test") && (strings.Contains(msg, "failed") || strings.Contains(msg, "Failed"))
+}
