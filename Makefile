@@ -16,6 +16,9 @@ DC_COMPAT_DIR ?= $(shell for d in '$(CURDIR)' "$$(git -C '$(CURDIR)' config --ge
 export DC_COMPAT_DIR
 # Unit tests: everything except the suites that need a cluster.
 UNIT_PACKAGES = $(shell go list ./... | grep -Ev "/test/(integration|e2e|chaos|security|node)(/|$$)")
+# The benchmark is a module of its own (bench/go.mod), so its plotting
+# dependencies stay out of the product's go.mod.
+BENCH_MODULE := $(CURDIR)/bench
 
 .PHONY: all
 all: build
@@ -47,6 +50,10 @@ tools-integration:
 build: ## Build dc-controller, dc-deploy, kubectl-dc, dc-local and the other commands into bin/.
 	go build -o $(BIN)/ ./cmd/...
 
+.PHONY: build-bench
+build-bench: ## Build dc-bench (the bench/ module) into bin/.
+	cd $(BENCH_MODULE) && go build -o $(BIN)/ ./cmd/dc-bench
+
 .PHONY: images
 images: ## Build the container images from source (no Docker) as an OCI layout in bin/images.
 	go run ./hack/images --out $(BIN)/images
@@ -54,6 +61,7 @@ images: ## Build the container images from source (no Docker) as an OCI layout i
 .PHONY: lint
 lint: tools-codegen ## go vet, gofmt, and a check that generated code is current.
 	go vet ./...
+	cd $(BENCH_MODULE) && go vet ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	hack/verify-generated.sh
@@ -66,6 +74,7 @@ test: test-unit test-fuzz test-integration test-e2e test-chaos test-security tes
 .PHONY: test-unit
 test-unit:
 	go test -race -count=1 $(UNIT_PACKAGES)
+	cd $(BENCH_MODULE) && go test -race -count=1 ./...
 
 .PHONY: test-fuzz
 test-fuzz: ## Run every fuzz target briefly (FUZZTIME each, default 20000x: 20000 inputs).
@@ -114,11 +123,11 @@ BENCH_FLAGS ?=
 # kubelet: tools-node); BENCH_FLAGS="--scenarios reference,latency,throughput,footprint"
 # leaves it out.
 .PHONY: bench
-bench: tools tools-node build ## Benchmark DCs against Deployments on a playground cluster, then on a real node (not part of test; see bench/README.md).
+bench: tools tools-node build build-bench ## Benchmark DCs against Deployments on a playground cluster, then on a real node (not part of test; see bench/README.md).
 	$(BIN)/dc-bench --root $(CURDIR) --bin $(BIN) --out $(CURDIR)/bench/results $(BENCH_FLAGS)
 
 .PHONY: bench-node
-bench-node: tools-node build ## Only the real-node benchmark: 20 rollouts each of a DC and a Deployment on real containers (root).
+bench-node: tools-node build build-bench ## Only the real-node benchmark: 20 rollouts each of a DC and a Deployment on real containers (root).
 	$(BIN)/dc-bench --root $(CURDIR) --bin $(BIN) --out $(CURDIR)/bench/results --scenarios node $(BENCH_FLAGS)
 
 ##@ Playground

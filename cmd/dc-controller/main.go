@@ -21,7 +21,7 @@ import (
 )
 
 // defaultDeployerImage is the image that ships dc-deploy (and a shell, and
-// openshift-deploy): internal/imagebuild's deployconfig/dc-deploy.
+// openshift-deploy): internal/dev/imagebuild's deployconfig/dc-deploy.
 const defaultDeployerImage = "ghcr.io/deployconfig/dc-deploy:latest"
 
 func main() {

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/deployconfig/deployconfig/internal/imagebuild"
-	"github.com/deployconfig/deployconfig/internal/playground"
-	"github.com/deployconfig/deployconfig/internal/realnode"
+	"github.com/deployconfig/deployconfig/internal/dev/imagebuild"
+	"github.com/deployconfig/deployconfig/internal/dev/playground"
+	"github.com/deployconfig/deployconfig/internal/dev/realnode"
 )
 
 // canaryRequests is how many requests the real node's canary sample is

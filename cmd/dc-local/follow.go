@@ -8,7 +8,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/deployconfig/deployconfig/internal/playground"
+	"github.com/deployconfig/deployconfig/internal/dev/playground"
 )
 
 const (

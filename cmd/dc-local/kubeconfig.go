@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/deployconfig/deployconfig/internal/playground"
+	"github.com/deployconfig/deployconfig/internal/dev/playground"
 )
 
 func newKubeconfigCommand(g *globalFlags) *cobra.Command {

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/deployconfig/deployconfig/internal/realnode"
+	"github.com/deployconfig/deployconfig/internal/dev/realnode"
 )
 
 // newNodeRegistryCommand is the real-node cluster's registry daemon; the

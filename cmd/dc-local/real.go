@@ -18,9 +18,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/deployconfig/deployconfig/internal/imagebuild"
-	"github.com/deployconfig/deployconfig/internal/playground"
-	"github.com/deployconfig/deployconfig/internal/realnode"
+	"github.com/deployconfig/deployconfig/internal/dev/imagebuild"
+	"github.com/deployconfig/deployconfig/internal/dev/playground"
+	"github.com/deployconfig/deployconfig/internal/dev/realnode"
 )
 
 // The node kinds of --node.

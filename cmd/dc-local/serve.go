@@ -18,9 +18,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/deployconfig/deployconfig/internal/dev/playground"
+	"github.com/deployconfig/deployconfig/internal/dev/podruntime"
 	"github.com/deployconfig/deployconfig/internal/imagetrigger"
-	"github.com/deployconfig/deployconfig/internal/playground"
-	"github.com/deployconfig/deployconfig/internal/podruntime"
 	"github.com/deployconfig/deployconfig/internal/registry"
 )
 

@@ -8,8 +8,8 @@ import (
 
 	"github.com/go-logr/logr"
 
+	"github.com/deployconfig/deployconfig/internal/dev/playground"
 	"github.com/deployconfig/deployconfig/internal/imagetrigger"
-	"github.com/deployconfig/deployconfig/internal/playground"
 )
 
 // runBoth stops the other function when one returns, and returns the

@@ -13,7 +13,7 @@ import (
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/deployment"
-	"github.com/deployconfig/deployconfig/internal/playground"
+	"github.com/deployconfig/deployconfig/internal/dev/playground"
 )
 
 // sampleTimeout bounds how long the applied samples get to show up.

@@ -1,7 +1,7 @@
 // Command dc-sample-app is a small HTTP server to roll out as a sample
 // application: GET / says which pod and version answered, and the
 // environment controls when it is ready and when it exits (see
-// internal/sampleapp). Image: deployconfig/sample-app.
+// internal/dev/sampleapp). Image: deployconfig/sample-app.
 package main
 
 import (
@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"syscall"
 
-	"github.com/deployconfig/deployconfig/internal/sampleapp"
+	"github.com/deployconfig/deployconfig/internal/dev/sampleapp"
 )
 
 func main() {

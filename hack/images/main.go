@@ -1,5 +1,5 @@
 // Command images builds the project's container images from source
-// (internal/imagebuild) and writes them as an OCI image layout: `make
+// (internal/dev/imagebuild) and writes them as an OCI image layout: `make
 // images` runs it. It prints each image's name and digest.
 package main
 
@@ -14,7 +14,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/deployconfig/deployconfig/internal/imagebuild"
+	"github.com/deployconfig/deployconfig/internal/dev/imagebuild"
 )
 
 func main() {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/deployconfig/deployconfig/internal/playground"
+	"github.com/deployconfig/deployconfig/internal/dev/playground"
 )
 
 // pidSuffix ends the controllers' PID files.

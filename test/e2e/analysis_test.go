@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
-	"github.com/deployconfig/deployconfig/internal/localprom"
+	"github.com/deployconfig/deployconfig/internal/dev/localprom"
 )
 
 // errorRateHook is a post hook that measures the deployment's error rate

@@ -27,7 +27,7 @@ import (
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/cli"
 	"github.com/deployconfig/deployconfig/internal/deployment"
-	"github.com/deployconfig/deployconfig/internal/playground"
+	"github.com/deployconfig/deployconfig/internal/dev/playground"
 	"github.com/deployconfig/deployconfig/test/invariants"
 )
 

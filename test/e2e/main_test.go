@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deployconfig/deployconfig/internal/localprom"
-	"github.com/deployconfig/deployconfig/internal/playground"
+	"github.com/deployconfig/deployconfig/internal/dev/localprom"
+	"github.com/deployconfig/deployconfig/internal/dev/playground"
 	"github.com/deployconfig/deployconfig/test/watchdog"
 )
 

@@ -15,7 +15,7 @@ import (
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/deployment"
-	"github.com/deployconfig/deployconfig/internal/localprom"
+	"github.com/deployconfig/deployconfig/internal/dev/localprom"
 	"github.com/deployconfig/deployconfig/test/rollout"
 )
 

@@ -14,7 +14,7 @@ import (
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/deployment"
-	"github.com/deployconfig/deployconfig/internal/playground"
+	"github.com/deployconfig/deployconfig/internal/dev/playground"
 )
 
 // rolloutTimeout bounds a whole rollout of a small DeploymentConfig.

@@ -18,8 +18,8 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
-	"github.com/deployconfig/deployconfig/internal/localprom"
-	"github.com/deployconfig/deployconfig/internal/playground"
+	"github.com/deployconfig/deployconfig/internal/dev/localprom"
+	"github.com/deployconfig/deployconfig/internal/dev/playground"
 )
 
 // The kwok playground has no data plane: these tests check the route

@@ -30,7 +30,7 @@ import (
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/controller"
 	"github.com/deployconfig/deployconfig/internal/deployment"
-	"github.com/deployconfig/deployconfig/internal/podruntime"
+	"github.com/deployconfig/deployconfig/internal/dev/podruntime"
 )
 
 // The tests of this file run the same rollouts twice, once by a deployer

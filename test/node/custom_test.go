@@ -8,7 +8,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
-	"github.com/deployconfig/deployconfig/internal/imagebuild"
+	"github.com/deployconfig/deployconfig/internal/dev/imagebuild"
 	"github.com/deployconfig/deployconfig/test/rollout"
 )
 

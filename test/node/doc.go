@@ -1,7 +1,7 @@
 // Package node holds the end-to-end tests that run on a real node: a
-// kubelet on containerd and runc (internal/realnode), where deployer,
+// kubelet on containerd and runc (internal/dev/realnode), where deployer,
 // hook, custom-strategy, controller and application pods are real
-// containers of the project's own images (internal/imagebuild), in
+// containers of the project's own images (internal/dev/imagebuild), in
 // namespaces that enforce the restricted Pod Security Standard.
 //
 // What the kwok playground (test/e2e) cannot show is proven here: that

@@ -18,8 +18,8 @@ import (
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/controller"
 	"github.com/deployconfig/deployconfig/internal/deployment"
-	"github.com/deployconfig/deployconfig/internal/imagebuild"
-	"github.com/deployconfig/deployconfig/internal/realnode"
+	"github.com/deployconfig/deployconfig/internal/dev/imagebuild"
+	"github.com/deployconfig/deployconfig/internal/dev/realnode"
 	"github.com/deployconfig/deployconfig/test/rollout"
 )
 

@@ -21,8 +21,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/deployconfig/deployconfig/internal/controller"
-	"github.com/deployconfig/deployconfig/internal/imagebuild"
-	"github.com/deployconfig/deployconfig/internal/realnode"
+	"github.com/deployconfig/deployconfig/internal/dev/imagebuild"
+	"github.com/deployconfig/deployconfig/internal/dev/realnode"
 	"github.com/deployconfig/deployconfig/test/rollout"
 	"github.com/deployconfig/deployconfig/test/watchdog"
 )

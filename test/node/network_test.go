@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deployconfig/deployconfig/internal/realnode"
+	"github.com/deployconfig/deployconfig/internal/dev/realnode"
 )
 
 // The cluster's network namespace has no way out: its only interfaces are

@@ -12,8 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
-	"github.com/deployconfig/deployconfig/internal/imagebuild"
-	"github.com/deployconfig/deployconfig/internal/realnode"
+	"github.com/deployconfig/deployconfig/internal/dev/imagebuild"
+	"github.com/deployconfig/deployconfig/internal/dev/realnode"
 	"github.com/deployconfig/deployconfig/test/rollout"
 )
 

@@ -23,8 +23,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
-	"github.com/deployconfig/deployconfig/internal/localprom"
-	"github.com/deployconfig/deployconfig/internal/realnode"
+	"github.com/deployconfig/deployconfig/internal/dev/localprom"
+	"github.com/deployconfig/deployconfig/internal/dev/realnode"
 	"github.com/deployconfig/deployconfig/test/rollout"
 )
 

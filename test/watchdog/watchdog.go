@@ -21,8 +21,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/deployconfig/deployconfig/internal/playground"
-	"github.com/deployconfig/deployconfig/internal/realnode"
+	"github.com/deployconfig/deployconfig/internal/dev/playground"
+	"github.com/deployconfig/deployconfig/internal/dev/realnode"
 )
 
 const (
@@ -31,7 +31,7 @@ const (
 	nameEnv = "DC_TEST_WATCHDOG_CLUSTER"
 	binEnv  = "DC_TEST_WATCHDOG_BIN"
 	// realNodeEnv carries the state directory of a real-node cluster
-	// (internal/realnode) instead of a playground cluster's name.
+	// (internal/dev/realnode) instead of a playground cluster's name.
 	realNodeEnv = "DC_TEST_WATCHDOG_REALNODE"
 	// doneWord tells the watchdog that the cluster is gone.
 	doneWord = "done"
@@ -54,7 +54,7 @@ func Start(o playground.Options) (*Watchdog, error) {
 }
 
 // StartRealNode starts the watchdog of the real-node cluster whose state
-// directory is dir (internal/realnode); bin holds its kubectl.
+// directory is dir (internal/dev/realnode); bin holds its kubectl.
 func StartRealNode(dir, bin string) (*Watchdog, error) {
 	return start(realNodeEnv+"="+dir, binEnv+"="+bin)
 }
