@@ -12,8 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
-	"github.com/deployconfig/deployconfig/internal/deployment"
 	fc "github.com/deployconfig/deployconfig/internal/deployer/fakecluster"
+	"github.com/deployconfig/deployconfig/internal/deployment"
 )
 
 // scriptedBackground gives each round of the background analysis the

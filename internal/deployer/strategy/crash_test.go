@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -95,40 +96,55 @@ type promoter struct {
 	full     bool // the first request is a promote --full
 }
 
-func (p *promoter) run(ctx context.Context, t *testing.T, c *fc.Cluster) {
+func (p *promoter) run(ctx context.Context, c *fc.Cluster) error {
 	rcs := corev1.SchemeGroupVersion.WithResource("replicationcontrollers")
+	var last deployment.Request
 	for ctx.Err() == nil {
 		obj, err := c.Client.Tracker().Get(rcs, ns, "web-2")
 		if err != nil {
-			t.Error(err)
-			return
+			return err
 		}
-		rc := obj.(*corev1.ReplicationController).DeepCopy()
-		pr := deployment.ProgressOf(rc)
-		if w := pr.Wait; w != nil && !timedOut(w) {
-			if _, answered := deployment.Pending(rc, pr, w.Gate); !answered {
-				p.mu.Lock()
-				req := deployment.Request{ID: fmt.Sprintf("r%d", len(p.requests)+1), Kind: deployment.RequestPromote, Gate: w.Gate}
-				if p.full && len(p.requests) == 0 {
-					req = deployment.Request{ID: "r1", Kind: deployment.RequestPromoteFull}
-				}
-				p.requests = append(p.requests, req.ID)
-				p.mu.Unlock()
-				patch, err := deployment.RequestPatch(req)
-				if err == nil {
-					_, err = c.Client.CoreV1().ReplicationControllers(ns).Patch(context.Background(), "web-2", types.MergePatchType, patch, metav1.PatchOptions{})
-				}
-				if err != nil {
-					t.Error(err)
-					return
-				}
+		rc := obj.(*corev1.ReplicationController)
+		if req, ok := p.next(rc, last); ok {
+			// A request still pending is written again, unchanged: the
+			// fake's watches do not replay what happened between a
+			// runner's read and its watch, as the API server's do.
+			last = req
+			patch, err := deployment.RequestPatch(req)
+			if err == nil {
+				_, err = c.Client.CoreV1().ReplicationControllers(ns).Patch(context.Background(), "web-2", types.MergePatchType, patch, metav1.PatchOptions{})
+			}
+			if err != nil {
+				return err
 			}
 		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(2 * time.Millisecond):
+		case <-time.After(5 * time.Millisecond):
 		}
 	}
+	return nil
+}
+
+// next returns the request to write now, if any: a new one for a wait no
+// pending request answers, or the last one again while it is pending.
+func (p *promoter) next(rc *corev1.ReplicationController, last deployment.Request) (deployment.Request, bool) {
+	pr := deployment.ProgressOf(rc)
+	w := pr.Wait
+	if w == nil || timedOut(w) {
+		return deployment.Request{}, false
+	}
+	if pending, answered := deployment.Pending(rc, pr, w.Gate); answered {
+		return pending, pending.ID == last.ID
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	req := deployment.Request{ID: fmt.Sprintf("r%d", len(p.requests)+1), Kind: deployment.RequestPromote, Gate: w.Gate}
+	if p.full && len(p.requests) == 0 {
+		req = deployment.Request{ID: "r1", Kind: deployment.RequestPromoteFull}
+	}
+	p.requests = append(p.requests, req.ID)
+	return req, true
 }
 
 // timedOut: a timed wait ends by itself; nobody promotes it.
@@ -197,40 +213,55 @@ type crashRun struct {
 }
 
 // runCrashCase runs tc, killed at write at (0: never) and then resumed by
-// a fresh runner, with a person promoting each wait.
-func runCrashCase(t *testing.T, tc crashCase, at int, after, full bool) crashRun {
-	t.Helper()
+// a fresh runner, with a person promoting each wait. It runs beside other
+// cases: it reports what goes wrong as an error rather than failing t.
+func runCrashCase(t *testing.T, tc crashCase, at int, after, full bool) (_ crashRun, err error) {
 	e := setup(t, fc.Options{}, 4, "")
 	e.withServices(t)
 	routes := &fakeRoutes{cluster: e.cluster}
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	p := &promoter{full: full}
 	promoting, stopPromoting := context.WithCancel(ctx)
-	promoted := make(chan struct{})
-	go func() { defer close(promoted); p.run(promoting, t, e.cluster) }()
-	defer func() { stopPromoting(); <-promoted }()
+	promoted := make(chan error, 1)
+	go func() { promoted <- p.run(promoting, e.cluster) }()
+	defer func() {
+		stopPromoting()
+		if perr := <-promoted; perr != nil && err == nil {
+			err = fmt.Errorf("the person promoting: %w", perr)
+		}
+	}()
 
 	killed, kill := context.WithCancel(ctx)
 	c := &crasher{at: at, after: after, kill: kill}
 	e.cluster.Client.PrependReactor("*", "*", c.react)
-	err := tc.run(killed, e.newRunner(routes), e.from, e.to)
+	err = tc.run(killed, e.newRunner(routes), e.from, e.to)
 	writes := c.writes
 	if at > 0 && writes >= at {
 		c.disarm()
-		from, to := e.reread(t)
+		from, to, rerr := e.reread()
+		if rerr != nil {
+			return crashRun{}, rerr
+		}
 		err = tc.run(ctx, e.newRunner(routes), from, to)
 	}
 	kill()
 	if err != nil {
-		t.Fatalf("killed at write %d (after: %v), the resumed rollout failed: %v\n%s", at, after, err, e.out.String())
+		return crashRun{}, fmt.Errorf("the resumed rollout failed: %w\n%s", err, e.out.String())
 	}
-	from, to := e.reread(t)
+	from, to, err := e.reread()
+	if err != nil {
+		return crashRun{}, err
+	}
+	active, err := e.cluster.Client.CoreV1().Services(ns).Get(context.Background(), "web", metav1.GetOptions{})
+	if err != nil {
+		return crashRun{}, err
+	}
 	return crashRun{
 		writes: writes, requests: p.sent(), record: deployment.ProgressOf(to),
 		from: ptr.Deref(from.Spec.Replicas, 0), to: ptr.Deref(to.Spec.Replicas, 0),
-		grew: grewOnly(e.cluster.Scales(), "web-2"), active: e.selector(t, "web"), routes: routes.states(),
-	}
+		grew: grewOnly(e.cluster.Scales(), "web-2"), active: active.Spec.Selector, routes: routes.states(),
+	}, nil
 }
 
 // newRunner is a fresh runner on the same cluster, as a restarted deployer
@@ -243,17 +274,18 @@ func (e *env) newRunner(routes *fakeRoutes) *Rollout {
 }
 
 // reread reads web-1 and web-2 as a fresh runner finds them.
-func (e *env) reread(t *testing.T) (from, to *corev1.ReplicationController) {
-	t.Helper()
+func (e *env) reread() (from, to *corev1.ReplicationController, err error) {
 	rcs := corev1.SchemeGroupVersion.WithResource("replicationcontrollers")
 	get := func(name string) *corev1.ReplicationController {
-		obj, err := e.cluster.Client.Tracker().Get(rcs, ns, name)
-		if err != nil {
-			t.Fatal(err)
+		obj, gerr := e.cluster.Client.Tracker().Get(rcs, ns, name)
+		if gerr != nil {
+			err = gerr
+			return nil
 		}
 		return obj.(*corev1.ReplicationController).DeepCopy()
 	}
-	return get("web-1"), get("web-2")
+	from, to = get("web-1"), get("web-2")
+	return from, to, err
 }
 
 // grewOnly reports whether the RC's scale never went down.
@@ -279,7 +311,7 @@ func grewOnly(scales []fc.Scale, rc string) bool {
 // below what it had reached. With "promote --full" the first wait is
 // answered with a full promote instead.
 func TestResumeAtEveryCrashPoint(t *testing.T) {
-	cases := 0
+	var cases atomic.Int64
 	for _, tc := range crashCases() {
 		for _, full := range []bool{false, true} {
 			name := tc.name
@@ -287,23 +319,46 @@ func TestResumeAtEveryCrashPoint(t *testing.T) {
 				name += ", promote --full"
 			}
 			t.Run(name, func(t *testing.T) {
-				want := runCrashCase(t, tc, 0, false, full)
+				t.Parallel()
+				want, err := runCrashCase(t, tc, 0, false, full)
+				if err != nil {
+					t.Fatalf("the uninterrupted run: %v", err)
+				}
 				if want.to != 4 || want.from != 0 || !want.grew {
 					t.Fatalf("the uninterrupted run ended with web-2=%d web-1=%d (grew only: %v)", want.to, want.from, want.grew)
 				}
+				// The cases wait on watches far more than they compute:
+				// they run side by side, crashParallel at a time.
+				var wg sync.WaitGroup
+				slots := make(chan struct{}, crashParallel)
 				for at := 1; at <= want.writes; at++ {
 					for _, after := range []bool{false, true} {
-						cases++
-						got := runCrashCase(t, tc, at, after, full)
-						where := fmt.Sprintf("killed %s write %d of %d", map[bool]string{false: "before", true: "after"}[after], at, want.writes)
-						checkResumed(t, where, tc, want, got)
+						wg.Add(1)
+						slots <- struct{}{}
+						go func() {
+							defer func() { <-slots; wg.Done() }()
+							cases.Add(1)
+							where := fmt.Sprintf("killed %s write %d of %d", map[bool]string{false: "before", true: "after"}[after], at, want.writes)
+							got, err := runCrashCase(t, tc, at, after, full)
+							if err != nil {
+								t.Errorf("%s: %v", where, err)
+								return
+							}
+							checkResumed(t, where, tc, want, got)
+						}()
 					}
 				}
+				wg.Wait()
 			})
 		}
 	}
-	t.Logf("crash-point cases: %d (strategies × promote kinds × writes × before/after), 0 failures unless reported above", cases)
+	t.Cleanup(func() {
+		t.Logf("crash-point cases: %d (strategies × promote kinds × runner writes × before/after)", cases.Load())
+	})
 }
+
+// crashParallel is how many crash cases of a strategy run at once.
+const crashParallel = 12
 
 // checkResumed compares a resumed run with the uninterrupted one.
 func checkResumed(t *testing.T, where string, tc crashCase, want, got crashRun) {
