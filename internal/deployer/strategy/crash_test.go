@@ -42,6 +42,14 @@ type crasher struct {
 	after   bool
 	crashed bool
 	kill    context.CancelFunc
+	// cancel, at the chosen write, cancels the rollout as dc-controller
+	// does for a user (the deployment marked cancelled, then the runner
+	// stopped) instead of killing the runner: the write goes through, and
+	// so do the runner's last writes that put traffic back.
+	cancel func() error
+	// cancelled is closed once the cancel is done; cancelErr is its error.
+	cancelled chan struct{}
+	cancelErr error
 }
 
 func (c *crasher) react(action k8stesting.Action) (bool, runtime.Object, error) {
@@ -49,19 +57,34 @@ func (c *crasher) react(action k8stesting.Action) (bool, runtime.Object, error) 
 		return false, nil, nil
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.crashed {
+		c.mu.Unlock()
 		return true, nil, errCrashed
 	}
 	switch action.GetVerb() {
 	case "create", "update", "patch", "delete":
 	default:
+		c.mu.Unlock()
 		return false, nil, nil
 	}
 	c.writes++
 	if c.writes != c.at {
+		c.mu.Unlock()
 		return false, nil, nil
 	}
+	if c.cancel != nil {
+		// The cancel comes from another process (dc-controller), as
+		// the write goes through: the fake serves one request at a time.
+		c.at = 0
+		c.mu.Unlock()
+		go func() {
+			defer close(c.cancelled)
+			c.cancelErr = c.cancel()
+			c.kill()
+		}()
+		return false, nil, nil
+	}
+	defer c.mu.Unlock()
 	c.crashed = true
 	c.kill()
 	if c.after {
@@ -216,6 +239,12 @@ type crashRun struct {
 // a fresh runner, with a person promoting each wait. It runs beside other
 // cases: it reports what goes wrong as an error rather than failing t.
 func runCrashCase(t *testing.T, tc crashCase, at int, after, full bool) (_ crashRun, err error) {
+	return runCase(t, tc, at, after, full, false)
+}
+
+// runCase is runCrashCase, or with cancel the rollout cancelled at write
+// at (and checked at rest) and then retried.
+func runCase(t *testing.T, tc crashCase, at int, after, full, cancelled bool) (_ crashRun, err error) {
 	e := setup(t, fc.Options{}, 4, "")
 	e.withServices(t)
 	routes := &fakeRoutes{cluster: e.cluster}
@@ -234,10 +263,34 @@ func runCrashCase(t *testing.T, tc crashCase, at int, after, full bool) (_ crash
 
 	killed, kill := context.WithCancel(ctx)
 	c := &crasher{at: at, after: after, kill: kill}
+	if cancelled {
+		c.cancel = func() error { return e.setCancelled(true) }
+		c.cancelled = make(chan struct{})
+	}
 	e.cluster.Client.PrependReactor("*", "*", c.react)
 	err = tc.run(killed, e.newRunner(routes), e.from, e.to)
 	writes := c.writes
-	if at > 0 && writes >= at {
+	if cancelled && at > 0 && writes >= at {
+		<-c.cancelled
+		if c.cancelErr != nil {
+			return crashRun{}, c.cancelErr
+		}
+		if err == nil {
+			return crashRun{}, nil // cancelled after its last write
+		}
+		if rerr := e.checkAtRest(tc, routes); rerr != nil {
+			return crashRun{}, fmt.Errorf("after the cancel: %w", rerr)
+		}
+		c.disarm()
+		if rerr := e.retry(); rerr != nil {
+			return crashRun{}, rerr
+		}
+		from, to, rerr := e.reread()
+		if rerr != nil {
+			return crashRun{}, rerr
+		}
+		err = tc.run(ctx, e.newRunner(routes), from, to)
+	} else if at > 0 && writes >= at {
 		c.disarm()
 		from, to, rerr := e.reread()
 		if rerr != nil {
@@ -262,6 +315,56 @@ func runCrashCase(t *testing.T, tc crashCase, at int, after, full bool) (_ crash
 		from: ptr.Deref(from.Spec.Replicas, 0), to: ptr.Deref(to.Spec.Replicas, 0),
 		grew: grewOnly(e.cluster.Scales(), "web-2"), active: active.Spec.Selector, routes: routes.states(),
 	}, nil
+}
+
+// setCancelled marks web-2 cancelled, or not, as dc-controller does.
+func (e *env) setCancelled(cancelled bool) error {
+	value := "null"
+	if cancelled {
+		value = `"true"`
+	}
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%s}}}`, dcv1.DeploymentCancelledAnnotation, value)
+	_, err := e.cluster.Client.CoreV1().ReplicationControllers(ns).Patch(context.Background(), "web-2", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	return err
+}
+
+// retry resets web-2 for a retry, as `kubectl dc rollout retry` does.
+func (e *env) retry() error {
+	rc, err := e.cluster.Client.CoreV1().ReplicationControllers(ns).Get(context.Background(), "web-2", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	patch, err := deployment.RetryPatch(rc)
+	if err != nil {
+		return err
+	}
+	_, err = e.cluster.Client.CoreV1().ReplicationControllers(ns).Patch(context.Background(), "web-2", types.MergePatchType, patch, metav1.PatchOptions{})
+	return err
+}
+
+// checkAtRest checks what a cancelled rollout leaves: the active Service
+// on the live deployment (web-2 only once switched to for good), and the
+// routes at rest.
+func (e *env) checkAtRest(tc crashCase, routes *fakeRoutes) error {
+	_, to, err := e.reread()
+	if err != nil {
+		return err
+	}
+	svc, err := e.cluster.Client.CoreV1().Services(ns).Get(context.Background(), "web", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	live := "web-1"
+	if deployment.IsSwitchedFinal(to) {
+		live = "web-2"
+	}
+	if got := svc.Spec.Selector["deployment"]; got != "" && got != live {
+		return fmt.Errorf("the active Service selects %s, want the live %s", got, live)
+	}
+	if states := routes.states(); tc.routed && len(states) > 0 && states[len(states)-1] != trafficrouting.Rest.String() && !deployment.IsSwitchedFinal(to) {
+		return fmt.Errorf("the routes were left at %v", states)
+	}
+	return nil
 }
 
 // newRunner is a fresh runner on the same cluster, as a restarted deployer
@@ -332,19 +435,22 @@ func TestResumeAtEveryCrashPoint(t *testing.T) {
 				var wg sync.WaitGroup
 				slots := make(chan struct{}, crashParallel)
 				for at := 1; at <= want.writes; at++ {
-					for _, after := range []bool{false, true} {
+					for _, action := range crashActions(full) {
 						wg.Add(1)
 						slots <- struct{}{}
 						go func() {
 							defer func() { <-slots; wg.Done() }()
 							cases.Add(1)
-							where := fmt.Sprintf("killed %s write %d of %d", map[bool]string{false: "before", true: "after"}[after], at, want.writes)
-							got, err := runCrashCase(t, tc, at, after, full)
+							where := fmt.Sprintf("%s write %d of %d", action.name, at, want.writes)
+							got, err := runCase(t, tc, at, action.after, full, action.cancel)
 							if err != nil {
 								t.Errorf("%s: %v", where, err)
 								return
 							}
-							checkResumed(t, where, tc, want, got)
+							if got.to == 0 && action.cancel {
+								return // cancelled after the last write: nothing to retry
+							}
+							checkResumed(t, where, tc, want, got, !action.cancel)
 						}()
 					}
 				}
@@ -353,27 +459,46 @@ func TestResumeAtEveryCrashPoint(t *testing.T) {
 		}
 	}
 	t.Cleanup(func() {
-		t.Logf("crash-point cases: %d (strategies × promote kinds × runner writes × before/after)", cases.Load())
+		t.Logf("crash-point cases: %d (strategies × promote kinds × runner writes × kill before, kill after, cancel and retry)", cases.Load())
 	})
+}
+
+// crashAction is what happens at a runner's write.
+type crashAction struct {
+	name          string
+	after, cancel bool
+}
+
+// crashActions are the actions at each write: the runner killed before
+// it or after it, and (with plain promotes) a user's cancel then retry.
+func crashActions(full bool) []crashAction {
+	actions := []crashAction{{name: "killed before"}, {name: "killed after", after: true}}
+	if !full {
+		actions = append(actions, crashAction{name: "cancelled then retried after", cancel: true})
+	}
+	return actions
 }
 
 // crashParallel is how many crash cases of a strategy run at once.
 const crashParallel = 12
 
-// checkResumed compares a resumed run with the uninterrupted one.
-func checkResumed(t *testing.T, where string, tc crashCase, want, got crashRun) {
+// checkResumed compares a resumed run with the uninterrupted one. A
+// resumed run (resumed) goes on where the killed one was: it needs no
+// promote twice, consumes each request, and never scales the new version
+// down. A retried one starts its strategy again, with promotes of its own.
+func checkResumed(t *testing.T, where string, tc crashCase, want, got crashRun, resumed bool) {
 	t.Helper()
 	if got.to != want.to || got.from != want.from {
 		t.Errorf("%s: ended with web-2=%d web-1=%d, want %d and %d", where, got.to, got.from, want.to, want.from)
 	}
-	if !got.grew {
+	if resumed && !got.grew {
 		t.Errorf("%s: web-2 was scaled down on the way", where)
 	}
-	if len(got.requests) != len(want.requests) {
+	if resumed && len(got.requests) != len(want.requests) {
 		t.Errorf("%s: needed %d promote requests, the uninterrupted run %d", where, len(got.requests), len(want.requests))
 	}
 	for _, id := range got.requests {
-		if !got.record.HasConsumed(id) {
+		if resumed && !got.record.HasConsumed(id) {
 			t.Errorf("%s: request %s was never consumed (record %s)", where, id, got.record.Encode())
 		}
 	}
