@@ -235,18 +235,43 @@ func (r *DeploymentConfigReconciler) snapshotsFor(ctx context.Context, dc *dcv1.
 func (r *DeploymentConfigReconciler) pinnedSnapshots(ctx context.Context, dc *dcv1.DeploymentConfig, version int64) (configsnapshot.Set, error) {
 	rc := &corev1.ReplicationController{}
 	name := fmt.Sprintf("%s-%d", dc.Name, version)
-	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: dc.Namespace, Name: name}, rc); err != nil {
+	err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: dc.Namespace, Name: name}, rc)
+	if apierrors.IsNotFound(err) {
+		return nil, &PinUnavailableError{DC: dc.Name, Version: version, Why: fmt.Sprintf("its replication controller %s no longer exists", name)}
+	}
+	if err != nil {
 		return nil, fmt.Errorf("read the snapshots of pinned version %d (%s): %w", version, dc.Namespace+"/"+name, err)
 	}
 	set, has, err := configsnapshot.Of(rc.Annotations)
 	if err != nil {
-		return nil, fmt.Errorf("read the snapshots of pinned version %d: %w", version, err)
+		return nil, &PinUnavailableError{DC: dc.Name, Version: version, Why: fmt.Sprintf("its record of snapshots is unreadable (%v)", err)}
 	}
 	if !has {
-		return nil, fmt.Errorf("version %d, which %s pins, has no config snapshots; remove the annotation to follow the current data", version, dcv1.ConfigSnapshotPinAnnotation)
+		return nil, &PinUnavailableError{DC: dc.Name, Version: version, Why: "it has no config snapshots"}
 	}
 	return set, nil
 }
+
+// PinUnavailableError says the version a rollback pinned the snapshots to
+// cannot give its snapshots any more. Retrying cannot help: only removing
+// the pin (or pinning a version that has them) lets the rollout start.
+type PinUnavailableError struct {
+	// DC is the DeploymentConfig's name.
+	DC string
+	// Version is the pinned version.
+	Version int64
+	// Why says what is wrong with it.
+	Why string
+}
+
+// Error says what is wrong and how to unpin.
+func (e *PinUnavailableError) Error() string {
+	return fmt.Sprintf("the config snapshots are pinned to version %d, but %s: follow the current data again with 'kubectl annotate dc/%s %s-'",
+		e.Version, e.Why, e.DC, dcv1.ConfigSnapshotPinAnnotation)
+}
+
+// ConditionReason is the Progressing condition's reason for the error.
+func (e *PinUnavailableError) ConditionReason() string { return dcv1.ConfigSnapshotPinUnavailableReason }
 
 // createCopy creates a snapshot copy. An object of its name that exists is
 // the same copy (names are content digests) when it copies the same source

@@ -260,6 +260,62 @@ func TestConfigSnapshotsSharedAndPruned(t *testing.T) {
 	}
 }
 
+// TestConfigSnapshotsPinSurvivesCleanup: with revisionHistoryLimit 1, a
+// rollback pinned to revision 2 keeps revision 2 (and so its copies) past
+// history cleanup, and the next rollout runs on them. A pin whose
+// revision is gone anyway (deleted by hand) stalls the DeploymentConfig
+// with the command that unpins it, rather than leave it reconciling.
+func TestConfigSnapshotsPinSurvivesCleanup(t *testing.T) {
+	ns := newNamespace(t)
+	mustCreate(t, configMap(ns, "app", "v1"))
+	mustCreate(t, secret(ns, "creds", "x"))
+	limit := int32(1)
+	mustCreate(t, snapshotDC(ns, "pin", func(dc *dcv1.DeploymentConfig) { dc.Spec.RevisionHistoryLimit = &limit }))
+	runDeployer(t, ns, "pin-1", corev1.PodSucceeded)
+	setGreeting(t, ns, "app", "v2")
+	v2Copy := envFromName(waitOwned(t, ns, "pin-2"))
+	runDeployer(t, ns, "pin-2", corev1.PodSucceeded)
+	setGreeting(t, ns, "app", "v3")
+	runDeployer(t, ns, "pin-3", corev1.PodSucceeded)
+
+	// rollout undo --to-revision 2, as it writes it.
+	updateDC(t, ns, "pin", func(dc *dcv1.DeploymentConfig) {
+		dc.Annotations = map[string]string{dcv1.ConfigSnapshotPinAnnotation: "2"}
+		dc.Spec.Template.Spec.Containers[0].Image = "registry.example.com/web:2"
+	})
+	runDeployer(t, ns, "pin-4", corev1.PodSucceeded)
+	// Cleanup runs once pin-4 is active: pin-1 goes, pin-2 stays.
+	waitGone(t, &corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pin-1"}})
+	if _, err := getRC(context.Background(), ns, "pin-2"); err != nil {
+		t.Fatalf("the pinned revision: %v", err)
+	}
+	// rollout latest: revision 5 runs on revision 2's copy.
+	updateDC(t, ns, "pin", func(dc *dcv1.DeploymentConfig) { dc.Spec.Template.Spec.Containers[0].Image = "registry.example.com/web:5" })
+	if got := envFromName(waitOwned(t, ns, "pin-5")); got != v2Copy {
+		t.Fatalf("pin-5 reads %s, want revision 2's copy %s", got, v2Copy)
+	}
+	runDeployer(t, ns, "pin-5", corev1.PodSucceeded)
+
+	// A pin to a revision that is gone: Stalled, saying how to unpin.
+	updateDC(t, ns, "pin", func(dc *dcv1.DeploymentConfig) {
+		dc.Annotations[dcv1.ConfigSnapshotPinAnnotation] = "1"
+		dc.Spec.Template.Spec.Containers[0].Image = "registry.example.com/web:6"
+	})
+	waitCondition(t, ns, "pin", dcv1.DeploymentStalled, corev1.ConditionTrue, dcv1.ConfigSnapshotPinUnavailableReason)
+	unpin := "kubectl annotate dc/pin " + dcv1.ConfigSnapshotPinAnnotation + "-"
+	for _, c := range getDC(t, ns, "pin").Status.Conditions {
+		if (c.Type == dcv1.DeploymentStalled || c.Type == dcv1.DeploymentProgressing) && !strings.Contains(c.Message, unpin) {
+			t.Errorf("%s says %q, want it to name %q", c.Type, c.Message, unpin)
+		}
+	}
+	updateDC(t, ns, "pin", func(dc *dcv1.DeploymentConfig) { delete(dc.Annotations, dcv1.ConfigSnapshotPinAnnotation) })
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: envFromName(waitOwned(t, ns, "pin-6"))}}
+	ownersOf(t, cm)
+	if cm.Data["GREETING"] != "v3" {
+		t.Fatalf("unpinned, pin-6 reads %v, want the current v3", cm.Data)
+	}
+}
+
 // TestConfigSnapshotsMissingSources: a required source that does not exist
 // stops the rollout with a condition that names it, and its creation lets
 // the rollout go on; an optional one that does not exist leaves the
