@@ -271,7 +271,9 @@ func (e *PinUnavailableError) Error() string {
 }
 
 // ConditionReason is the Progressing condition's reason for the error.
-func (e *PinUnavailableError) ConditionReason() string { return dcv1.ConfigSnapshotPinUnavailableReason }
+func (e *PinUnavailableError) ConditionReason() string {
+	return dcv1.ConfigSnapshotPinUnavailableReason
+}
 
 // createCopy creates a snapshot copy. An object of its name that exists is
 // the same copy (names are content digests) when it copies the same source

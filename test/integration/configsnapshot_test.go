@@ -290,7 +290,9 @@ func TestConfigSnapshotsPinSurvivesCleanup(t *testing.T) {
 		t.Fatalf("the pinned revision: %v", err)
 	}
 	// rollout latest: revision 5 runs on revision 2's copy.
-	updateDC(t, ns, "pin", func(dc *dcv1.DeploymentConfig) { dc.Spec.Template.Spec.Containers[0].Image = "registry.example.com/web:5" })
+	updateDC(t, ns, "pin", func(dc *dcv1.DeploymentConfig) {
+		dc.Spec.Template.Spec.Containers[0].Image = "registry.example.com/web:5"
+	})
 	if got := envFromName(waitOwned(t, ns, "pin-5")); got != v2Copy {
 		t.Fatalf("pin-5 reads %s, want revision 2's copy %s", got, v2Copy)
 	}
