@@ -56,6 +56,9 @@ type DeploymentConfigReconciler struct {
 	memo *sourceMemo
 	// invalid remembers the specs whose analyses are invalid (nil: none).
 	invalid *invalidAnalyses
+	// keys holds the namespaces' keys of Secret copy names (nil: read
+	// every time).
+	keys *snapshotKeys
 }
 
 // Reconcile syncs one DeploymentConfig.

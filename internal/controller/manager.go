@@ -295,7 +295,7 @@ func setup(mgr manager.Manager, opts Options) error {
 	}
 	dcReconciler := &DeploymentConfigReconciler{
 		Client: dcClient, APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: opts.Clock, access: access,
-		invalid: newInvalidAnalyses(), memo: newSourceMemo(),
+		invalid: newInvalidAnalyses(), memo: newSourceMemo(), keys: newSnapshotKeys(),
 	}
 	if opts.RolloutLimits.enabled() {
 		dcReconciler.gate = newRolloutGate(opts.RolloutLimits, mgr.GetCache(), opts.Clock)

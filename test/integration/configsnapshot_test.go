@@ -2,6 +2,9 @@ package integration
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -315,6 +318,43 @@ func TestConfigSnapshotsPinSurvivesCleanup(t *testing.T) {
 	ownersOf(t, cm)
 	if cm.Data["GREETING"] != "v3" {
 		t.Fatalf("unpinned, pin-6 reads %v, want the current v3", cm.Data)
+	}
+}
+
+// TestConfigSnapshotsSecretNamesAreKeyed: a Secret copy's name, which
+// anyone who may read RCs sees, is not a digest of the Secret's data that
+// a short secret could be guessed from offline, but an HMAC under a key
+// of the namespace that dc-controller keeps in a Secret there. Two
+// DeploymentConfigs still share one copy.
+func TestConfigSnapshotsSecretNamesAreKeyed(t *testing.T) {
+	ns := newNamespace(t)
+	mustCreate(t, configMap(ns, "app", "v1"))
+	creds := secret(ns, "creds", "1234")
+	mustCreate(t, creds)
+	mustCreate(t, snapshotDC(ns, "a", nil))
+	mustCreate(t, snapshotDC(ns, "b", nil))
+	a1, b1 := waitOwned(t, ns, "a-1"), waitOwned(t, ns, "b-1")
+	name := a1.Spec.Template.Spec.Volumes[0].Secret.SecretName
+	if got := b1.Spec.Template.Spec.Volumes[0].Secret.SecretName; got != name {
+		t.Fatalf("a-1 reads %s, b-1 %s: equal data must share one copy", name, got)
+	}
+	content, err := json.Marshal(struct {
+		Type corev1.SecretType `json:"type,omitempty"`
+		Data map[string][]byte `json:"data,omitempty"`
+	}{creds.Type, creds.Data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := sha256.Sum256(content)
+	if name == configsnapshot.CopyName("creds", hex.EncodeToString(plain[:])) {
+		t.Fatalf("copy %s is named by a plain digest of the Secret's data", name)
+	}
+	key := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: configsnapshot.SnapshotKeySecret}}
+	if err := cluster.client.Get(context.Background(), client.ObjectKeyFromObject(key), key); err != nil {
+		t.Fatalf("the namespace's key: %v", err)
+	}
+	if n := len(key.Data[configsnapshot.SnapshotKeyField]); n < configsnapshot.MinKeyLength {
+		t.Fatalf("the key has %d bytes", n)
 	}
 }
 
