@@ -81,3 +81,58 @@ func readEvent(t *testing.T, sc *bufio.Scanner) (string, string) {
 	t.Fatalf("the stream ended without an event: %v", sc.Err())
 	return "", ""
 }
+
+// TestStreamFramesUserText: whatever user text a pushed event carries
+// (an annotation or an event's message in an update, a log line), a
+// client that parses the stream as the SSE specification says, where a
+// line ends at "\r\n", "\r" or "\n", gets one event of the type sent with
+// that text, never an event cut short or one whose type the text chose.
+func TestStreamFramesUserText(t *testing.T) {
+	for _, text := range []string{
+		"msg\revent: end\rdata: forged",
+		"a\r\n\r\nb",
+		"ends with a carriage return\r",
+		"two\n\nblank lines\r\rbetween",
+	} {
+		rec := httptest.NewRecorder()
+		st, ok := openStream(rec)
+		if !ok {
+			t.Fatal("no stream")
+		}
+		if err := st.send("line", text); err != nil {
+			t.Fatal(err)
+		}
+		events := parseSSE(rec.Body.String())
+		want := strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(text)
+		if len(events) != 1 || events[0][0] != "line" || events[0][1] != want {
+			t.Errorf("%q arrives as %q, want one line event with %q", text, events, want)
+		}
+	}
+}
+
+// parseSSE parses a stream as a browser's EventSource does: it returns
+// each dispatched event's type and data.
+func parseSSE(s string) [][2]string {
+	var out [][2]string
+	event, data, has := "", "", false
+	lines := strings.Split(strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(s), "\n")
+	for _, line := range lines {
+		if line == "" {
+			if has {
+				out = append(out, [2]string{event, strings.TrimSuffix(data, "\n")})
+			}
+			event, data, has = "", "", false
+			continue
+		}
+		field, value, _ := strings.Cut(line, ":")
+		value = strings.TrimPrefix(value, " ")
+		switch field {
+		case "event":
+			event = value
+		case "data":
+			data += value + "\n"
+			has = true
+		}
+	}
+	return out
+}

@@ -34,10 +34,14 @@ func openStream(w http.ResponseWriter) (*stream, bool) {
 	return &stream{w: w, f: f}, true
 }
 
-// send writes one event; data may span lines.
+// send writes one event; data may span lines. SSE ends a line at "\r\n",
+// "\r" or "\n", so each of them in data starts a data line of its own:
+// nothing in user text (an annotation, an event's message, a log line)
+// can end the event early or start a field of its own, such as "event:".
 func (st *stream) send(event, data string) error {
 	var b strings.Builder
 	b.WriteString("event: " + event + "\n")
+	data = strings.ReplaceAll(strings.ReplaceAll(data, "\r\n", "\n"), "\r", "\n")
 	for _, line := range strings.Split(data, "\n") {
 		b.WriteString("data: " + line + "\n")
 	}
