@@ -50,8 +50,8 @@ func TestPushSendsWhatChanged(t *testing.T) {
 	if err := s.store.scopes[""].pods.GetIndexer().Add(pod); err != nil {
 		t.Fatal(err)
 	}
-	s.store.hub.notify("other-namespace")
-	s.store.hub.notify("shop")
+	s.store.hub.notify("other-namespace", "")
+	s.store.hub.notify("shop", "web")
 
 	event, data := readEvent(t, bufio.NewScanner(resp.Body))
 	if event != "update" {
@@ -135,4 +135,47 @@ func parseSSE(s string) [][2]string {
 		}
 	}
 	return out
+}
+
+// TestWakeUpsPerDeploymentConfig: a change of one DeploymentConfig's
+// objects wakes the pages of that DeploymentConfig and the lists of its
+// namespace, not the pages of the others.
+func TestWakeUpsPerDeploymentConfig(t *testing.T) {
+	h := newHub()
+	web, cancelWeb := h.subscribe("shop", "web")
+	defer cancelWeb()
+	api, cancelAPI := h.subscribe("shop", "api")
+	defer cancelAPI()
+	list, cancelList := h.subscribe("shop", "")
+	defer cancelList()
+	woken := func(s *subscription) bool {
+		select {
+		case <-s.changed:
+			return true
+		default:
+			return false
+		}
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-2-abcde", Labels: map[string]string{dcv1.DeploymentConfigSelectorLabel: "web"}}}
+	deployer := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-2-deploy", Labels: map[string]string{dcv1.DeployerPodForDeploymentLabel: "web-2"}}}
+	event := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "shop"}, InvolvedObject: corev1.ObjectReference{Kind: "ReplicationController", Name: "web-12"}}
+	for _, obj := range []any{pod, deployer, event} {
+		h.handler().OnAdd(obj, false)
+		if !woken(web) || !woken(list) || woken(api) {
+			t.Errorf("%T: web woken %v, list %v, api %v; want web and the list only", obj, woken(web), woken(list), woken(api))
+		}
+	}
+	h.notify("shop", "")
+	if !woken(web) || !woken(api) || !woken(list) {
+		t.Error("a change of no known DeploymentConfig did not wake every page of the namespace")
+	}
+}
+
+// TestStripManagedFields: the watches keep no managedFields.
+func TestStripManagedFields(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubelet"}}}}
+	obj, err := stripManagedFields(pod)
+	if err != nil || obj.(*corev1.Pod).ManagedFields != nil {
+		t.Errorf("stripManagedFields = %v, %v", obj, err)
+	}
 }

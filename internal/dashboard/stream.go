@@ -65,12 +65,12 @@ func (st *stream) heartbeat() error {
 // push keeps a page's live part current: it renders fragment now and after
 // every change of namespace ("" for any), at most once per
 // renderInterval, and sends it when it differs from what the page shows.
-func (s *Server) push(w http.ResponseWriter, r *http.Request, namespace string, fragment func(io.Writer) error) {
+func (s *Server) push(w http.ResponseWriter, r *http.Request, namespace, dc string, fragment func(io.Writer) error) {
 	st, ok := openStream(w)
 	if !ok {
 		return
 	}
-	sub, cancel := s.store.hub.subscribe(namespace)
+	sub, cancel := s.store.hub.subscribe(namespace, dc)
 	defer cancel()
 	heartbeat := time.NewTicker(heartbeatInterval)
 	defer heartbeat.Stop()
@@ -122,7 +122,7 @@ func (s *Server) waitChange(ctx context.Context, st *stream, sub *subscription, 
 
 func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) {
 	d := s.listData(r)
-	s.push(w, r, d.Namespace, func(out io.Writer) error {
+	s.push(w, r, d.Namespace, "", func(out io.Writer) error {
 		d.Rows = listRows(s.store, d.Namespace, d.Query)
 		return s.pages["list"].ExecuteTemplate(out, "live", d)
 	})
@@ -130,7 +130,7 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) dcEvents(w http.ResponseWriter, r *http.Request) {
 	ns, name := r.PathValue("namespace"), r.PathValue("name")
-	s.push(w, r, ns, func(out io.Writer) error {
+	s.push(w, r, ns, name, func(out io.Writer) error {
 		v := s.dcData(r.Context(), ns, name)
 		if v == nil {
 			_, err := fmt.Fprintf(out, "<p class=\"gone\">deploymentconfig %s no longer exists.</p>", template.HTMLEscapeString(name))
