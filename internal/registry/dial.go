@@ -73,15 +73,12 @@ type NetworkUse struct {
 	AllowFlag, DenyFlag string
 }
 
-// registryUse is the image triggers' registries, the zero NetworkUse.
-var registryUse = NetworkUse{Subject: "registry host", AllowFlag: AllowNetworksFlag, DenyFlag: DenyNetworksFlag}
-
-// use is p.Use, or the registries' when unset.
-func (p NetworkPolicy) use() NetworkUse {
-	if p.Use.Subject == "" {
-		return registryUse
+// orRegistry is u, or the image triggers' registries when u is zero.
+func (u NetworkUse) orRegistry() NetworkUse {
+	if u.Subject == "" {
+		return NetworkUse{Subject: "registry host", AllowFlag: AllowNetworksFlag, DenyFlag: DenyNetworksFlag}
 	}
-	return p.Use
+	return u
 }
 
 // ParseNetworks parses a comma-separated list of CIDRs (a flag's value);
@@ -112,10 +109,7 @@ type RefusedAddressError struct {
 }
 
 func (e *RefusedAddressError) Error() string {
-	use := e.Use
-	if use.Subject == "" {
-		use = registryUse
-	}
+	use := e.Use.orRegistry()
 	return fmt.Sprintf("%s %q resolves to %s (%s), which dc-controller does not connect to unless started with %s including it",
 		use.Subject, e.Host, e.Addr, e.What, use.AllowFlag)
 }
@@ -124,7 +118,7 @@ func (e *RefusedAddressError) Error() string {
 // connected to.
 func (p NetworkPolicy) Check(host string, addr netip.Addr) error {
 	addr = addr.Unmap()
-	use := p.use()
+	use := p.Use.orRegistry()
 	for _, d := range p.Deny {
 		if d.Contains(addr) {
 			return &RefusedAddressError{Host: host, Addr: addr, What: "denied by " + use.DenyFlag, Use: use}
@@ -158,7 +152,7 @@ func (p NetworkPolicy) DialContext(ctx context.Context, network, address string)
 		Control: func(_, resolved string, _ syscall.RawConn) error {
 			ap, err := netip.ParseAddrPort(resolved)
 			if err != nil {
-				return fmt.Errorf("%s %q: unexpected address %q: %w", p.use().Subject, host, resolved, err)
+				return fmt.Errorf("%s %q: unexpected address %q: %w", p.Use.orRegistry().Subject, host, resolved, err)
 			}
 			return p.Check(host, ap.Addr())
 		},
