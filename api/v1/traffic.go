@@ -68,9 +68,10 @@ type TrafficRouting struct {
 // GatewayAPIRouting names Gateway API routes in the DeploymentConfig's
 // namespace. The managed rules of a route are those it names in rules or,
 // without rules, every rule with a backendRef to the stable Service. In a
-// managed rule the stable Service's backendRef gets 100-weight and the
-// canary Service's gets weight (the canary's backendRef is added when the
-// rule lacks it); other rules and backendRefs are never touched.
+// managed rule the stable and canary Services' backendRefs split the share
+// of the requests the stable one had, weight percent to the canary (its
+// backendRef is added when the rule lacks it); other backendRefs keep
+// their share, and other rules are never touched.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.httpRoute) || has(self.httpRoutes) || has(self.grpcRoute) || has(self.grpcRoutes)",message="name at least one of httpRoute, httpRoutes, grpcRoute or grpcRoutes"
 type GatewayAPIRouting struct {
