@@ -103,37 +103,37 @@ func (s *store) watch(ctx context.Context, kube kubernetes.Interface, dcs client
 	}
 	optional := []struct {
 		kind     string
-		informer []func() cache.SharedIndexInformer
-		into     []*cache.SharedIndexInformer
+		into     *cache.SharedIndexInformer
+		informer func() cache.SharedIndexInformer
 	}{
-		{"replicationcontrollers", []func() cache.SharedIndexInformer{selected(rcSelector, "").Core().V1().ReplicationControllers().Informer}, []*cache.SharedIndexInformer{&sc.rcs}},
-		{"pods", []func() cache.SharedIndexInformer{
-			selected(podSelector, "").Core().V1().Pods().Informer,
-			selected(deployerPodSelector, "").Core().V1().Pods().Informer,
-		}, []*cache.SharedIndexInformer{&sc.pods, &sc.deployerPods}},
-		{"events", []func() cache.SharedIndexInformer{
-			selected("", dcEventSelector).Core().V1().Events().Informer,
-			selected("", rcEventSelector).Core().V1().Events().Informer,
-		}, []*cache.SharedIndexInformer{&sc.events, &sc.rcEvents}},
+		{"replicationcontrollers", &sc.rcs, selected(rcSelector, "").Core().V1().ReplicationControllers().Informer},
+		{"pods", &sc.pods, selected(podSelector, "").Core().V1().Pods().Informer},
+		{"pods", &sc.deployerPods, selected(deployerPodSelector, "").Core().V1().Pods().Informer},
+		{"events", &sc.events, selected("", dcEventSelector).Core().V1().Events().Informer},
+		{"events", &sc.rcEvents, selected("", rcEventSelector).Core().V1().Events().Informer},
 	}
 	started := []cache.SharedIndexInformer{sc.dcs}
+	allowed := map[string]bool{}
 	for _, o := range optional {
-		ok, err := mayListKind(ctx, kube, o.kind, namespace)
-		if err != nil {
-			return nil, nil, err
-		}
-		if !ok {
-			where := "in namespace " + namespace
-			if namespace == "" {
-				where = "in every namespace"
+		ok, checked := allowed[o.kind]
+		if !checked {
+			var err error
+			if ok, err = mayListKind(ctx, kube, o.kind, namespace); err != nil {
+				return nil, nil, err
 			}
-			s.missing = append(s.missing, o.kind+" "+where)
-			log.Info("the user may not list this kind; the dashboard leaves it out", "kind", o.kind, "namespace", namespace)
-			continue
+			allowed[o.kind] = ok
+			if !ok {
+				where := "in namespace " + namespace
+				if namespace == "" {
+					where = "in every namespace"
+				}
+				s.missing = append(s.missing, o.kind+" "+where)
+				log.Info("the user may not list this kind; the dashboard leaves it out", "kind", o.kind, "namespace", namespace)
+			}
 		}
-		for i, informer := range o.informer {
-			*o.into[i] = informer()
-			started = append(started, *o.into[i])
+		if ok {
+			*o.into = o.informer()
+			started = append(started, *o.into)
 		}
 	}
 	for _, inf := range started {
