@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -281,11 +282,16 @@ func TestConfigSnapshotsPinSurvivesCleanup(t *testing.T) {
 	setGreeting(t, ns, "app", "v3")
 	runDeployer(t, ns, "pin-3", corev1.PodSucceeded)
 
-	// rollout undo --to-revision 2, as it writes it.
-	updateDC(t, ns, "pin", func(dc *dcv1.DeploymentConfig) {
-		dc.Annotations = map[string]string{dcv1.ConfigSnapshotPinAnnotation: "2"}
-		dc.Spec.Template.Spec.Containers[0].Image = "registry.example.com/web:2"
-	})
+	kubectlDCOK := func(args ...string) {
+		t.Helper()
+		if code, stdout, stderr := kubectlDC(testContext(t, time.Minute), ns, args...); code != 0 {
+			t.Fatalf("kubectl dc %v: exit %d:\n%s%s", args, code, stdout, stderr)
+		}
+	}
+	kubectlDCOK("rollout", "undo", "pin", "--to-revision", "2")
+	if got := getDC(t, ns, "pin").Annotations[dcv1.ConfigSnapshotPinAnnotation]; got != "2" {
+		t.Fatalf("rollout undo pinned %q, want 2", got)
+	}
 	runDeployer(t, ns, "pin-4", corev1.PodSucceeded)
 	// Cleanup runs once pin-4 is active: pin-1 goes, pin-2 stays.
 	waitGone(t, &corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pin-1"}})
@@ -293,9 +299,7 @@ func TestConfigSnapshotsPinSurvivesCleanup(t *testing.T) {
 		t.Fatalf("the pinned revision: %v", err)
 	}
 	// rollout latest: revision 5 runs on revision 2's copy.
-	updateDC(t, ns, "pin", func(dc *dcv1.DeploymentConfig) {
-		dc.Spec.Template.Spec.Containers[0].Image = "registry.example.com/web:5"
-	})
+	kubectlDCOK("rollout", "latest", "pin")
 	if got := envFromName(waitOwned(t, ns, "pin-5")); got != v2Copy {
 		t.Fatalf("pin-5 reads %s, want revision 2's copy %s", got, v2Copy)
 	}
