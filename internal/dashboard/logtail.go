@@ -49,6 +49,8 @@ type logTail struct {
 	running  bool
 	failedAt time.Time // when the last read failed; zero when it did not
 	usedAt   time.Time
+	// stop ends the follower (nil when none runs).
+	stop context.CancelFunc
 }
 
 func newLogTails(ctx context.Context, run Runner, h *hub, now func() time.Time) *logTails {
@@ -71,42 +73,50 @@ func (l *logTails) read(namespace, dc string, version int64) string {
 	t.mu.Lock()
 	t.usedAt = now
 	start := !t.running && (!ok || !t.failedAt.IsZero() && now.Sub(t.failedAt) >= logRetryInterval)
+	var ctx context.Context
 	if start {
 		t.running, t.text = true, nil
+		ctx, t.stop = context.WithCancel(l.ctx)
 	}
 	text := string(t.text)
 	t.mu.Unlock()
 	l.mu.Unlock()
 	if start {
-		go l.follow(key, t)
+		go l.follow(ctx, key, t)
 	}
 	return text
 }
 
 // evictLocked makes room for one more tail: it drops the one read least
-// recently. Its follower, if any, goes on into a tail no one reads.
+// recently, and stops its follower.
 func (l *logTails) evictLocked() {
 	if len(l.byKey) < maxLogTails {
 		return
 	}
-	var oldest logKey
-	var at time.Time
+	var oldest *logTail
+	var key logKey
 	for k, t := range l.byKey {
 		t.mu.Lock()
-		used := t.usedAt
+		older := oldest == nil || t.usedAt.Before(oldest.usedAt)
 		t.mu.Unlock()
-		if at.IsZero() || used.Before(at) {
-			oldest, at = k, used
+		if older {
+			oldest, key = t, k
 		}
 	}
-	delete(l.byKey, oldest)
+	oldest.mu.Lock()
+	if oldest.stop != nil {
+		oldest.stop()
+	}
+	oldest.mu.Unlock()
+	delete(l.byKey, key)
 }
 
 // follow reads the log to its end (the rollout's), then wakes the pages.
-func (l *logTails) follow(key logKey, t *logTail) {
+func (l *logTails) follow(ctx context.Context, key logKey, t *logTail) {
 	args := []string{"logs", key.dc, "--version", strconv.FormatInt(key.version, 10), "--follow", "--namespace", key.namespace}
-	err := l.run(l.ctx, args, tailWriter{t: t, wake: func() { l.hub.notify(key.namespace, key.dc) }}, io.Discard)
+	err := l.run(ctx, args, tailWriter{t: t, wake: func() { l.hub.notify(key.namespace, key.dc) }}, io.Discard)
 	t.mu.Lock()
+	t.stop()
 	t.running = false
 	t.failedAt = time.Time{}
 	if err != nil {

@@ -91,3 +91,39 @@ func waitUntil(t *testing.T, what string, sub *subscription, cond func() bool) {
 		}
 	}
 }
+
+// TestLogTailsBounded: past maxLogTails rollouts, the tail read least
+// recently goes, and its follower stops with it.
+func TestLogTailsBounded(t *testing.T) {
+	stopped := make(chan int64, maxLogTails+1)
+	run := func(ctx context.Context, args []string, _, _ io.Writer) error {
+		<-ctx.Done()
+		var v int64
+		fmt.Sscan(args[3], &v)
+		stopped <- v
+		return ctx.Err()
+	}
+	var mu sync.Mutex
+	clock := testNow
+	tick := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		clock = clock.Add(time.Second)
+		return clock
+	}
+	tails := newLogTails(t.Context(), run, newHub(), tick)
+	for v := int64(1); v <= maxLogTails+1; v++ {
+		tails.read("shop", "web", v)
+	}
+	select {
+	case v := <-stopped:
+		if v != 1 {
+			t.Errorf("the follower of rollout #%d stopped, want #1's, the least recently read", v)
+		}
+	case <-time.After(pushTimeout):
+		t.Fatal("no follower stopped")
+	}
+	if n := len(tails.byKey); n != maxLogTails {
+		t.Errorf("%d tails kept, want %d", n, maxLogTails)
+	}
+}
