@@ -79,6 +79,10 @@ const (
 	// ConfigSnapshotMissingReason is the Progressing condition's reason when
 	// a required ConfigMap or Secret of the template does not exist.
 	ConfigSnapshotMissingReason = "ConfigSnapshotSourceMissing"
+	// ConfigSnapshotPinUnavailableReason is the reason of the Progressing
+	// and Stalled conditions when the version ConfigSnapshotPinAnnotation
+	// names has no snapshots to give (its deployment was deleted).
+	ConfigSnapshotPinUnavailableReason = "ConfigSnapshotPinUnavailable"
 	// RolloutQueuedReason is the Progressing condition's reason while a
 	// rollout waits for dc-controller's concurrency limits
 	// (--max-rollouts, --max-rollouts-per-namespace,

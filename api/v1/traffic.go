@@ -2,6 +2,29 @@ package v1
 
 import "fmt"
 
+// Reasons of the conditions about trafficRouting.
+const (
+	// InvalidHeaderRouteReason is the reason of the Progressing and
+	// Stalled conditions when a setHeaderRoute step holds a match a
+	// Gateway API data plane would refuse (a regex that is not RE2).
+	InvalidHeaderRouteReason = "InvalidHeaderRoute"
+	// GatewayAPIUnsupportedReason is the reason of the Progressing
+	// condition when the cluster's Gateway API CRDs are missing or older
+	// than MinGatewayAPIVersion.
+	GatewayAPIUnsupportedReason = "GatewayAPIUnsupported"
+)
+
+// MinGatewayAPIVersion is the oldest release of the Gateway API's CRDs
+// (standard channel) that trafficRouting works with: the first whose
+// standard HTTPRoute and GRPCRoute rules have a name, by which header
+// routes and named rules are found again. On older CRDs the API server
+// drops the name, and every step would add a rule that is never removed.
+// The experimental channel has the name from MinGatewayAPIExperimental.
+const (
+	MinGatewayAPIVersion      = "v1.4.0"
+	MinGatewayAPIExperimental = "v1.2.0"
+)
+
 // TrafficRouting makes a canary's weights shares of the requests rather
 // than of the pods: the deployer sets the weights of a Gateway API route's
 // backendRefs, and the canary's pod count follows the weight (or
@@ -45,9 +68,10 @@ type TrafficRouting struct {
 // GatewayAPIRouting names Gateway API routes in the DeploymentConfig's
 // namespace. The managed rules of a route are those it names in rules or,
 // without rules, every rule with a backendRef to the stable Service. In a
-// managed rule the stable Service's backendRef gets 100-weight and the
-// canary Service's gets weight (the canary's backendRef is added when the
-// rule lacks it); other rules and backendRefs are never touched.
+// managed rule the stable and canary Services' backendRefs split the share
+// of the requests the stable one had, weight percent to the canary (its
+// backendRef is added when the rule lacks it); other backendRefs keep
+// their share, and other rules are never touched.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.httpRoute) || has(self.httpRoutes) || has(self.grpcRoute) || has(self.grpcRoutes)",message="name at least one of httpRoute, httpRoutes, grpcRoute or grpcRoutes"
 type GatewayAPIRouting struct {

@@ -44,6 +44,8 @@ func run() error {
 		allowNets    string
 		denyNets     string
 		deployerMode string
+		allowQuery   string
+		denyQuery    string
 	)
 	fs := flag.NewFlagSet("dc-controller", flag.ContinueOnError)
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "Path to a kubeconfig; empty means in-cluster or $KUBECONFIG.")
@@ -61,9 +63,12 @@ func run() error {
 	fs.DurationVar(&opts.SnapshotSecretInterval, "snapshot-secret-interval", controller.DefaultSnapshotSecretInterval, "How often a DeploymentConfig whose configSnapshots follow Secrets reads them to see a change (Secrets are read by name, never watched).")
 	fs.DurationVar(&opts.ImagePollInterval, "image-poll-interval", imagetrigger.DefaultPollInterval, "How often each registry tag an ImageChange trigger watches is looked up (jittered; backs off from failing registries).")
 	fs.StringVar(&allowNets, strings.TrimPrefix(registry.AllowNetworksFlag, "--"), "", "Comma-separated CIDRs that image-trigger registry requests may connect to although they are loopback, link-local or private (refused by default: a trigger's registry is user input); e.g. the CIDR of an in-cluster registry.")
-	fs.StringVar(&denyNets, "deny-registry-networks", "", "Comma-separated CIDRs image-trigger registry requests never connect to, over --allow-registry-networks: e.g. a cluster's service or pod range outside the private ranges.")
+	fs.StringVar(&denyNets, strings.TrimPrefix(registry.DenyNetworksFlag, "--"), "", "Comma-separated CIDRs image-trigger registry requests never connect to, over --allow-registry-networks: e.g. a cluster's service or pod range outside the private ranges.")
+	fs.StringVar(&allowQuery, strings.TrimPrefix(controller.AllowAnalysisNetworksFlag, "--"), "", "Comma-separated CIDRs that the queries of analyses run in dc-controller may connect to although they are loopback, link-local or private (refused by default: a Prometheus address is user input); e.g. the CIDR of an in-cluster Prometheus.")
+	fs.StringVar(&denyQuery, strings.TrimPrefix(controller.DenyAnalysisNetworksFlag, "--"), "", "Comma-separated CIDRs analysis queries never connect to, over --allow-analysis-networks (--deny-registry-networks holds for them too).")
+	fs.BoolVar(&opts.AllowDeployerModeChoice, strings.TrimPrefix(controller.AllowDeployerModeChoiceFlag, "--"), false, "Let a DeploymentConfig's deployconfig.io/deployer-mode annotation run its rollouts in dc-controller under --deployer-mode=pod; without it the annotation can only keep them in pods.")
 	fs.StringVar(&opts.PprofAddr, "pprof-bind-address", "0", "Address of net/http/pprof (profiles of CPU, heap, goroutines); 0 turns it off.")
-	fs.StringVar(&deployerMode, "deployer-mode", string(controller.DeployerModePod), "Where rollouts run: pod (a deployer pod each, as OpenShift does) or controller-when-possible (in the leading dc-controller when the rollout needs no container: no Custom strategy, customParams or execNewPod hook). A DeploymentConfig's deployconfig.io/deployer-mode annotation overrides it.")
+	fs.StringVar(&deployerMode, "deployer-mode", string(controller.DeployerModePod), "Where rollouts run: pod (a deployer pod each, as OpenShift does) or controller-when-possible (in the leading dc-controller when the rollout needs no container: no Custom strategy, customParams or execNewPod hook). A DeploymentConfig's deployconfig.io/deployer-mode annotation may ask for a pod, or, with --allow-deployer-mode-annotation, for the controller.")
 	fs.IntVar(&opts.MaxControllerRollouts, "max-controller-rollouts", controller.DefaultMaxControllerRollouts, "How many rollouts the leader runs in itself at once; more wait (New) for a free slot.")
 	fs.BoolVar(&opts.LeaderElection, "leader-elect", false, "Elect one active replica through a Lease.")
 	fs.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the pod's namespace).")
@@ -77,7 +82,13 @@ func run() error {
 	if opts.RegistryNetworks.Allow, err = registry.ParseNetworks(registry.AllowNetworksFlag, allowNets); err != nil {
 		return err
 	}
-	if opts.RegistryNetworks.Deny, err = registry.ParseNetworks("--deny-registry-networks", denyNets); err != nil {
+	if opts.RegistryNetworks.Deny, err = registry.ParseNetworks(registry.DenyNetworksFlag, denyNets); err != nil {
+		return err
+	}
+	if opts.AnalysisNetworks.Allow, err = registry.ParseNetworks(controller.AllowAnalysisNetworksFlag, allowQuery); err != nil {
+		return err
+	}
+	if opts.AnalysisNetworks.Deny, err = registry.ParseNetworks(controller.DenyAnalysisNetworksFlag, denyQuery); err != nil {
 		return err
 	}
 	if opts.DeployerMode, err = controller.ParseDeployerMode("--deployer-mode", deployerMode); err != nil {

@@ -98,10 +98,13 @@ func (g *globalFlags) checkout() (string, error) {
 	return "", errors.New("cannot find the deployconfig checkout: run dc-local inside it or pass --root")
 }
 
-// crdDir and samplesDir are where a checkout keeps the CRDs and samples.
+// crdDir and samplesDir are where a checkout keeps the CRDs and samples;
+// gatewayAPICRDsDir is where hack/tools.sh puts the Gateway API's CRDs, in
+// the binaries' directory.
 const (
-	crdDir     = "config/crd/bases"
-	samplesDir = "config/samples"
+	crdDir            = "config/crd/bases"
+	samplesDir        = "config/samples"
+	gatewayAPICRDsDir = "gateway-api-crds"
 )
 
 // findCheckout walks up from dir to the first directory that is a

@@ -45,6 +45,10 @@ func newController(cfg *rest.Config, f *serveFlags) (func(context.Context) error
 		// to while trying triggers out, so the interval is a flag here too.
 		ImagePollInterval: f.imagePollInterval,
 		RegistryNetworks:  registry.NetworkPolicy{Allow: allow},
+		// The playground's Prometheus listens on loopback too, and its
+		// DeploymentConfigs try rollouts in the controller by annotation.
+		AnalysisNetworks:        registry.NetworkPolicy{Allow: allow},
+		AllowDeployerModeChoice: true,
 	})
 	if err != nil {
 		return nil, err

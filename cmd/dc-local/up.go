@@ -85,6 +85,11 @@ func runUp(ctx context.Context, out io.Writer, g *globalFlags, f *upFlags) error
 	if err := cluster.InstallCRDs(ctx, filepath.Join(root, crdDir)); err != nil {
 		return err
 	}
+	// The Gateway API's CRDs, so that trafficRouting's routes can be made
+	// (docs/traffic-routing.md); kwok has no data plane to serve them.
+	if err := cluster.InstallCRDs(ctx, filepath.Join(o.BinDir, gatewayAPICRDsDir)); err != nil {
+		return fmt.Errorf("%w (run 'hack/tools.sh gateway-api-crds')", err)
+	}
 	server, err := startServer(ctx, out, cluster, o.BinDir)
 	if err != nil {
 		return err

@@ -78,8 +78,9 @@ type Options struct {
 	Out io.Writer
 	// Label starts every line, e.g. "pre" gives "--> pre: analysis ...".
 	Label string
-	// HTTPClient sends the queries; nil uses a client without a proxy
-	// setting of its own beyond the environment's.
+	// HTTPClient sends the queries; nil uses the one of the context
+	// (WithHTTPClient) or else a client without a proxy setting of its own
+	// beyond the environment's.
 	HTTPClient *http.Client
 	// QueryTimeout bounds one query; zero is DefaultQueryTimeout.
 	QueryTimeout time.Duration
@@ -113,6 +114,9 @@ func (o Outcome) String() string {
 // invalid (a condition that does not compile, a query template that does
 // not render), which validation refuses before a rollout starts.
 func Run(ctx context.Context, spec dcv1.Analysis, vars Vars, opts Options) (Outcome, error) {
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = httpClientOf(ctx)
+	}
 	opts = opts.withDefaults()
 	metrics, err := compile(spec, vars, opts)
 	if err != nil {
@@ -139,6 +143,25 @@ func Run(ctx context.Context, spec dcv1.Analysis, vars Vars, opts Options) (Outc
 	}
 	r.logf("analysis %s", outcome)
 	return outcome, nil
+}
+
+// httpClientKey is the context key of WithHTTPClient.
+type httpClientKey struct{}
+
+// WithHTTPClient returns a context under which an analysis whose Options
+// name no HTTPClient sends its queries with c. dc-controller runs the
+// rollouts it runs itself under one carrying its dial policy, so that the
+// queries a DeploymentConfig's author writes (and their redirects) cannot
+// reach addresses the cluster's admin has not allowed, however deep in a
+// strategy or hook the analysis is.
+func WithHTTPClient(ctx context.Context, c *http.Client) context.Context {
+	return context.WithValue(ctx, httpClientKey{}, c)
+}
+
+// httpClientOf is the client WithHTTPClient put in ctx, or nil.
+func httpClientOf(ctx context.Context) *http.Client {
+	c, _ := ctx.Value(httpClientKey{}).(*http.Client)
+	return c
 }
 
 // withDefaults fills the options left out.

@@ -6,6 +6,7 @@
 package configsnapshot
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -291,25 +292,52 @@ func ConfigMapHash(cm *corev1.ConfigMap) string {
 	}{cm.Data, cm.BinaryData})
 }
 
-// SecretHash digests what a Secret's copy keeps: its type and data
-// (stringData never comes back from the API server).
-func SecretHash(s *corev1.Secret) string {
-	return digest(struct {
+// SecretHash digests what a Secret's copy keeps, its type and data
+// (stringData never comes back from the API server), keyed with key: an
+// HMAC-SHA256, not a plain digest. A copy's name is on every RC that uses
+// it, for anyone who may read RCs; unkeyed, its digits would let them
+// test guesses of a short secret (a PIN, a password) offline. Without the
+// key, which is a Secret of the namespace (SnapshotKeySecret), they tell
+// nothing. Equal contents under one key still digest alike, so
+// DeploymentConfigs of the namespace share copies.
+func SecretHash(s *corev1.Secret, key []byte) string {
+	mac := hmac.New(sha256.New, key)
+	mac.Write(canonical(struct {
 		Type corev1.SecretType `json:"type,omitempty"`
 		Data map[string][]byte `json:"data,omitempty"`
-	}{s.Type, s.Data})
+	}{s.Type, s.Data}))
+	return hex.EncodeToString(mac.Sum(nil))
 }
 
-// digest is the hex SHA-256 of v's JSON; maps encode with sorted keys, so
-// equal contents digest alike.
+// SnapshotKeySecret names the Secret of each namespace that holds the key
+// of its Secret copies' names (SecretHash), which dc-controller creates
+// the first time it copies a Secret there. Whoever may read it may read
+// the namespace's Secrets anyway. Deleting it changes the names of later
+// copies, not what runs: dc-controller tells a copy whose data is the
+// source's by its data.
+const SnapshotKeySecret = "deployconfig-snapshot-key"
+
+// SnapshotKeyField is the key's field in SnapshotKeySecret's data.
+const SnapshotKeyField = "key"
+
+// MinKeyLength is the shortest key SecretHash is given.
+const MinKeyLength = 32
+
+// digest is the hex SHA-256 of v's JSON.
 func digest(v any) string {
+	sum := sha256.Sum256(canonical(v))
+	return hex.EncodeToString(sum[:])
+}
+
+// canonical is v's JSON; maps encode with sorted keys, so equal contents
+// encode alike.
+func canonical(v any) []byte {
 	data, err := json.Marshal(v)
 	if err != nil {
 		// Maps of strings and bytes always encode.
 		panic(fmt.Sprintf("encode snapshot content: %v", err))
 	}
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:])
+	return data
 }
 
 // ConfigMapCopy returns the immutable snapshot of a ConfigMap.
@@ -323,11 +351,12 @@ func ConfigMapCopy(src *corev1.ConfigMap) *corev1.ConfigMap {
 	}
 }
 
-// SecretCopy returns the immutable snapshot of a Secret, of the same type.
-func SecretCopy(src *corev1.Secret) *corev1.Secret {
+// SecretCopy returns the immutable snapshot of a Secret, of the same type,
+// named with key (SecretHash).
+func SecretCopy(src *corev1.Secret, key []byte) *corev1.Secret {
 	immutable := true
 	return &corev1.Secret{
-		ObjectMeta: copyMeta(src.ObjectMeta, CopyName(src.Name, SecretHash(src))),
+		ObjectMeta: copyMeta(src.ObjectMeta, CopyName(src.Name, SecretHash(src, key))),
 		Immutable:  &immutable,
 		Type:       src.Type,
 		Data:       src.Data,

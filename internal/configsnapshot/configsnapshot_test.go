@@ -135,8 +135,10 @@ func TestHashesFollowContent(t *testing.T) {
 		{"same data, keys in any order", ConfigMapHash(cm(map[string]string{"a": "1", "b": "2"})), ConfigMapHash(cm(map[string]string{"b": "2", "a": "1"})), true},
 		{"changed value", ConfigMapHash(cm(map[string]string{"a": "1"})), ConfigMapHash(cm(map[string]string{"a": "2"})), false},
 		{"binary data counts", ConfigMapHash(&corev1.ConfigMap{BinaryData: map[string][]byte{"a": {1}}}), ConfigMapHash(cm(nil)), false},
-		{"secret value", SecretHash(secret(corev1.SecretTypeOpaque, "x")), SecretHash(secret(corev1.SecretTypeOpaque, "y")), false},
-		{"secret type", SecretHash(secret(corev1.SecretTypeOpaque, "x")), SecretHash(secret(corev1.SecretTypeBasicAuth, "x")), false},
+		{"secret value", SecretHash(secret(corev1.SecretTypeOpaque, "x"), testKey), SecretHash(secret(corev1.SecretTypeOpaque, "y"), testKey), false},
+		{"secret type", SecretHash(secret(corev1.SecretTypeOpaque, "x"), testKey), SecretHash(secret(corev1.SecretTypeBasicAuth, "x"), testKey), false},
+		{"same secret, same key", SecretHash(secret(corev1.SecretTypeOpaque, "x"), testKey), SecretHash(secret(corev1.SecretTypeOpaque, "x"), testKey), true},
+		{"same secret, another key", SecretHash(secret(corev1.SecretTypeOpaque, "x"), testKey), SecretHash(secret(corev1.SecretTypeOpaque, "x"), []byte(strings.Repeat("k", 32))), false},
 	}
 	for _, tt := range tests {
 		if (tt.a == tt.b) != tt.equal {
@@ -145,10 +147,28 @@ func TestHashesFollowContent(t *testing.T) {
 	}
 }
 
+// testKey is a key of Secret copy names.
+var testKey = []byte("0123456789abcdef0123456789abcdef")
+
+// TestSecretCopyNamesRevealNothing: the digits of a Secret copy's name are
+// not those of a plain digest of its content, which anyone reading RCs
+// could test guesses against offline; they come from the key.
+func TestSecretCopyNamesRevealNothing(t *testing.T) {
+	src := &corev1.Secret{Type: corev1.SecretTypeOpaque, Data: map[string][]byte{"pin": []byte("1234")}}
+	src.Name = "pin"
+	plain := CopyName("pin", digest(struct {
+		Type corev1.SecretType `json:"type,omitempty"`
+		Data map[string][]byte `json:"data,omitempty"`
+	}{src.Type, src.Data}))
+	if got := SecretCopy(src, testKey).Name; got == plain {
+		t.Fatalf("copy name %s is the plain digest of the data", got)
+	}
+}
+
 func TestCopies(t *testing.T) {
 	src := &corev1.Secret{Type: corev1.SecretTypeTLS, Data: map[string][]byte{"tls.crt": []byte("c"), "tls.key": []byte("k")}}
 	src.Name, src.Namespace = "cert", "ns"
-	c := SecretCopy(src)
+	c := SecretCopy(src, testKey)
 	if c.Type != corev1.SecretTypeTLS || !*c.Immutable || c.Namespace != "ns" || !strings.HasPrefix(c.Name, "cert-") || !IsCopyOf(c, "cert") {
 		t.Fatalf("secret copy %+v", c.ObjectMeta)
 	}

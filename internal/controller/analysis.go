@@ -12,6 +12,7 @@ import (
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/analysis"
+	"github.com/deployconfig/deployconfig/internal/trafficrouting"
 )
 
 // InvalidAnalysisError is why a rollout did not start: an analysis of the
@@ -41,15 +42,52 @@ const (
 // first maxListedErrors, each value cut at maxShownValue bytes and each
 // error at maxErrorText.
 func (e *InvalidAnalysisError) Error() string {
-	n := min(len(e.Errs), maxListedErrors)
+	return fmt.Sprintf("invalid analysis, version %d is not rolled out: %s", e.Version, fieldErrors(e.Errs))
+}
+
+// fieldErrors puts errs on one line, within the bounds above.
+func fieldErrors(errs field.ErrorList) string {
+	n := min(len(errs), maxListedErrors)
 	msgs := make([]string, 0, n+1)
-	for _, fe := range e.Errs[:n] {
+	for _, fe := range errs[:n] {
 		msgs = append(msgs, cut(strings.Join(strings.Fields(shortValue(fe).Error()), " "), maxErrorText))
 	}
-	if more := len(e.Errs) - n; more > 0 {
+	if more := len(errs) - n; more > 0 {
 		msgs = append(msgs, fmt.Sprintf("and %d more", more))
 	}
-	return fmt.Sprintf("invalid analysis, version %d is not rolled out: %s", e.Version, strings.Join(msgs, "; "))
+	return strings.Join(msgs, "; ")
+}
+
+// InvalidHeaderRouteError is why a rollout did not start: a header route
+// of its steps is one the Gateway API's data planes would refuse (a regex
+// that is not RE2). Like an invalid analysis, only a change of the spec
+// lets it start.
+type InvalidHeaderRouteError struct {
+	Version int64
+	Errs    field.ErrorList
+}
+
+// Error names the fields and what is wrong with them, on one line.
+func (e *InvalidHeaderRouteError) Error() string {
+	return fmt.Sprintf("invalid header route, version %d is not rolled out: %s", e.Version, fieldErrors(e.Errs))
+}
+
+// ConditionReason is the reason of the Progressing condition it causes.
+func (e *InvalidHeaderRouteError) ConditionReason() string {
+	return dcv1.InvalidHeaderRouteReason
+}
+
+// refuseInvalidHeaderRoutes checks the header routes of the strategy's
+// steps before a deployment is created, as refuseInvalidAnalyses does
+// its analyses.
+func (r *DeploymentConfigReconciler) refuseInvalidHeaderRoutes(dc *dcv1.DeploymentConfig) error {
+	errs := trafficrouting.Validate(&dc.Spec.Strategy)
+	if len(errs) == 0 {
+		return nil
+	}
+	err := &InvalidHeaderRouteError{Version: dc.Status.LatestVersion, Errs: errs}
+	r.Recorder.Eventf(dc, nil, corev1.EventTypeWarning, dcv1.InvalidHeaderRouteReason, "Create", "Couldn't deploy version %d: %v", dc.Status.LatestVersion, err)
+	return err
 }
 
 // shortValue is fe with a string value longer than maxShownValue cut.

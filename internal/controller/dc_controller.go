@@ -56,6 +56,9 @@ type DeploymentConfigReconciler struct {
 	memo *sourceMemo
 	// invalid remembers the specs whose analyses are invalid (nil: none).
 	invalid *invalidAnalyses
+	// keys holds the namespaces' keys of Secret copy names (nil: read
+	// every time).
+	keys *snapshotKeys
 }
 
 // Reconcile syncs one DeploymentConfig.
@@ -325,6 +328,12 @@ func (r *DeploymentConfigReconciler) startDeployment(ctx context.Context, dc *dc
 	if err := r.refuseInvalidAnalyses(dc); err != nil {
 		return err
 	}
+	if err := r.refuseInvalidHeaderRoutes(dc); err != nil {
+		return err
+	}
+	if err := r.checkGatewayAPI(ctx, dc); err != nil {
+		return err
+	}
 	if err := r.gate.admit(ctx, dc); err != nil {
 		return err
 	}
@@ -584,7 +593,9 @@ func scaleRC(ctx context.Context, c client.Client, rc *corev1.ReplicationControl
 // active one count against revisionHistoryLimit (all but the latest when
 // none is active): failed rollouts newer than the active one neither count
 // nor go. Of the oldest beyond the limit, one still scaled up, with pods or
-// unfinished is kept but counted, so it goes once it is scaled down.
+// unfinished is kept but counted, so it goes once it is scaled down; so is
+// the version the config snapshots are pinned to, whose deployment keeps
+// the copies every later rollout runs on until the pin is removed.
 func prunable(dc *dcv1.DeploymentConfig, rcs []*corev1.ReplicationController) []*corev1.ReplicationController {
 	limit := int(dcv1.DefaultRevisionHistoryLimit)
 	if dc.Spec.RevisionHistoryLimit != nil {
@@ -597,6 +608,9 @@ func prunable(dc *dcv1.DeploymentConfig, rcs []*corev1.ReplicationController) []
 	var out []*corev1.ReplicationController
 	for _, rc := range counted[:len(counted)-limit] {
 		if !deployment.IsTerminal(deployment.Phase(rc)) || deployment.Replicas(rc) != 0 || rc.Status.Replicas != 0 {
+			continue
+		}
+		if v, ok := pinnedVersion(dc); ok && dc.Spec.ConfigSnapshots != nil && deployment.Version(rc) == v {
 			continue
 		}
 		out = append(out, rc)

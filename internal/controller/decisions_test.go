@@ -156,6 +156,28 @@ func TestPrunable(t *testing.T) {
 	}
 }
 
+// TestPrunableSparesThePinnedVersion: the deployment whose snapshots a
+// rollback pinned keeps its copies for every later rollout, so cleanup
+// leaves it however old it is.
+func TestPrunableSparesThePinnedVersion(t *testing.T) {
+	dc := withVersion(testDC(func(dc *dcv1.DeploymentConfig) {
+		dc.Spec.RevisionHistoryLimit = ptr(int32(1))
+		dc.Spec.ConfigSnapshots = &dcv1.ConfigSnapshots{}
+		dc.Annotations = map[string]string{dcv1.ConfigSnapshotPinAnnotation: "2"}
+	}), 4)
+	var rcs []*corev1.ReplicationController
+	for v := int64(1); v <= 4; v++ {
+		rcs = append(rcs, rcOf(t, dc, v, dcv1.DeploymentPhaseComplete, map[bool]int32{true: 4}[v == 4]))
+	}
+	var got []string
+	for _, rc := range prunable(dc, rcs) {
+		got = append(got, rc.Name)
+	}
+	if !reflect.DeepEqual(got, []string{"web-1"}) {
+		t.Errorf("prunable = %v, want [web-1]: web-2 is pinned", got)
+	}
+}
+
 func phases(s string) []dcv1.DeploymentPhase {
 	m := map[rune]dcv1.DeploymentPhase{'N': dcv1.DeploymentPhaseNew, 'P': dcv1.DeploymentPhasePending, 'R': dcv1.DeploymentPhaseRunning, 'C': dcv1.DeploymentPhaseComplete, 'F': dcv1.DeploymentPhaseFailed}
 	var out []dcv1.DeploymentPhase

@@ -70,6 +70,16 @@ type Options struct {
 	// registry requests may connect to; the zero value refuses loopback,
 	// link-local and private networks (see registry.NetworkPolicy).
 	RegistryNetworks registry.NetworkPolicy
+	// AnalysisNetworks says which addresses the queries of the analyses
+	// of rollouts run in the controller may connect to; the zero value
+	// refuses the same networks as RegistryNetworks, whose Deny also
+	// holds for it.
+	AnalysisNetworks registry.NetworkPolicy
+	// AllowDeployerModeChoice lets a DeploymentConfig's deployer-mode
+	// annotation run its rollouts in the controller although DeployerMode
+	// is DeployerModePod; without it the annotation can only keep them in
+	// pods.
+	AllowDeployerModeChoice bool
 	// SnapshotSecretInterval is how often a DeploymentConfig whose
 	// configuration snapshots follow Secrets looks at them; zero means
 	// DefaultSnapshotSecretInterval.
@@ -285,7 +295,7 @@ func setup(mgr manager.Manager, opts Options) error {
 	}
 	dcReconciler := &DeploymentConfigReconciler{
 		Client: dcClient, APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: opts.Clock, access: access,
-		invalid: newInvalidAnalyses(), memo: newSourceMemo(),
+		invalid: newInvalidAnalyses(), memo: newSourceMemo(), keys: newSnapshotKeys(),
 	}
 	if opts.RolloutLimits.enabled() {
 		dcReconciler.gate = newRolloutGate(opts.RolloutLimits, mgr.GetCache(), opts.Clock)
@@ -319,7 +329,7 @@ func setup(mgr manager.Manager, opts Options) error {
 	if err != nil {
 		return err
 	}
-	if err := mgr.Add(runner); err != nil {
+	if err := mgr.Add(withAnalysisClient{runner, analysisClient(opts)}); err != nil {
 		return fmt.Errorf("add the rollout runner: %w", err)
 	}
 	deployerReconciler := &DeployerReconciler{

@@ -66,6 +66,13 @@ func readiness(dc *dcv1.DeploymentConfig, status *dcv1.DeploymentConfigStatus, l
 		// the same analysis fails the same way.
 		return readyState{dcv1.DeploymentStalled, dcv1.InvalidAnalysisReason,
 			fmt.Sprintf("Rollout #%d cannot start until the spec is fixed: %v", version, createErr)}
+	case latest == nil && isPinUnavailable(createErr):
+		// As for an invalid analysis: only a change of the pin helps.
+		return readyState{dcv1.DeploymentStalled, dcv1.ConfigSnapshotPinUnavailableReason,
+			fmt.Sprintf("Rollout #%d cannot start: %v", version, createErr)}
+	case latest == nil && isInvalidHeaderRoute(createErr):
+		return readyState{dcv1.DeploymentStalled, dcv1.InvalidHeaderRouteReason,
+			fmt.Sprintf("Rollout #%d cannot start until the spec is fixed: %v", version, createErr)}
 	case latest == nil && createErr != nil:
 		return reconciling(dcv1.RolloutPendingReason, "Rollout #%d cannot be created yet: %v", version, createErr)
 	case latest == nil:
@@ -105,6 +112,20 @@ func deploymentReadiness(dc *dcv1.DeploymentConfig, status *dcv1.DeploymentConfi
 func isInvalidAnalysis(err error) bool {
 	invalid := (*InvalidAnalysisError)(nil)
 	return errors.As(err, &invalid)
+}
+
+// isInvalidHeaderRoute reports whether the deployment was not created
+// because a header route of the strategy is invalid.
+func isInvalidHeaderRoute(err error) bool {
+	invalid := (*InvalidHeaderRouteError)(nil)
+	return errors.As(err, &invalid)
+}
+
+// isPinUnavailable reports whether the deployment was not created because
+// its pinned snapshots are gone.
+func isPinUnavailable(err error) bool {
+	pin := (*PinUnavailableError)(nil)
+	return errors.As(err, &pin)
 }
 
 // awaitingPromotion says, in words, what a running deployment waits for

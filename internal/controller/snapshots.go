@@ -119,9 +119,13 @@ func (r *DeploymentConfigReconciler) readSource(ctx context.Context, namespace s
 		if err := r.APIReader.Get(ctx, key, secret); err != nil {
 			return snapshot{}, fmt.Errorf("get secret %s/%s: %w", namespace, ref.Name, err)
 		}
-		c := configsnapshot.SecretCopy(secret)
+		nameKey, err := r.keys.get(ctx, r.Client, r.APIReader, namespace)
+		if err != nil {
+			return snapshot{}, err
+		}
+		c := configsnapshot.SecretCopy(secret, nameKey)
 		entry.Copy = c.Name
-		return snapshot{entry: entry, copy: c, hash: configsnapshot.SecretHash(secret)}, nil
+		return snapshot{entry: entry, copy: c, hash: configsnapshot.SecretHash(secret, nameKey)}, nil
 	}
 }
 
@@ -163,6 +167,9 @@ func (r *DeploymentConfigReconciler) configDataRollout(ctx context.Context, dc *
 	if err != nil {
 		log.FromContext(ctx).Info("unreadable config snapshots record; rolling out fresh ones", "rc", latest.Name, "error", err.Error())
 	}
+	if err := r.keepEqualSecretCopies(ctx, latest.Namespace, recorded, current); err != nil {
+		return nil, err
+	}
 	changed := configsnapshot.Changed(recorded, setOf(current))
 	if has && len(changed) == 0 {
 		return nil, nil
@@ -179,6 +186,32 @@ func (r *DeploymentConfigReconciler) configDataRollout(ctx context.Context, dc *
 			ConfigData: &dcv1.DeploymentCauseConfigData{Changed: changed},
 		}},
 	}, nil
+}
+
+// keepEqualSecretCopies gives each current Secret snapshot the recorded
+// copy's name when that copy holds the same data under another name: one
+// named with an earlier key (a deleted key Secret) or before copies' names
+// were keyed. Such a copy is no change of the data, and rolls nothing out.
+func (r *DeploymentConfigReconciler) keepEqualSecretCopies(ctx context.Context, namespace string, recorded configsnapshot.Set, current []snapshot) error {
+	copies := recorded.Copies()
+	for i := range current {
+		s := &current[i]
+		was := copies[configsnapshot.Ref{Kind: configsnapshot.KindSecret, Name: s.entry.Name}]
+		if s.entry.Kind != configsnapshot.KindSecret || s.entry.Copy == "" || was == "" || was == s.entry.Copy {
+			continue
+		}
+		existing, hash, err := r.readCopy(ctx, configsnapshot.KindSecret, types.NamespacedName{Namespace: namespace, Name: was})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if configsnapshot.IsCopyOf(existing, s.entry.Name) && hash == s.hash {
+			s.entry.Copy = was
+		}
+	}
+	return nil
 }
 
 // snapshotConfig gives a new deployment its snapshots: it creates the
@@ -235,17 +268,44 @@ func (r *DeploymentConfigReconciler) snapshotsFor(ctx context.Context, dc *dcv1.
 func (r *DeploymentConfigReconciler) pinnedSnapshots(ctx context.Context, dc *dcv1.DeploymentConfig, version int64) (configsnapshot.Set, error) {
 	rc := &corev1.ReplicationController{}
 	name := fmt.Sprintf("%s-%d", dc.Name, version)
-	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: dc.Namespace, Name: name}, rc); err != nil {
+	err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: dc.Namespace, Name: name}, rc)
+	if apierrors.IsNotFound(err) {
+		return nil, &PinUnavailableError{DC: dc.Name, Version: version, Why: fmt.Sprintf("its replication controller %s no longer exists", name)}
+	}
+	if err != nil {
 		return nil, fmt.Errorf("read the snapshots of pinned version %d (%s): %w", version, dc.Namespace+"/"+name, err)
 	}
 	set, has, err := configsnapshot.Of(rc.Annotations)
 	if err != nil {
-		return nil, fmt.Errorf("read the snapshots of pinned version %d: %w", version, err)
+		return nil, &PinUnavailableError{DC: dc.Name, Version: version, Why: fmt.Sprintf("its record of snapshots is unreadable (%v)", err)}
 	}
 	if !has {
-		return nil, fmt.Errorf("version %d, which %s pins, has no config snapshots; remove the annotation to follow the current data", version, dcv1.ConfigSnapshotPinAnnotation)
+		return nil, &PinUnavailableError{DC: dc.Name, Version: version, Why: "it has no config snapshots"}
 	}
 	return set, nil
+}
+
+// PinUnavailableError says the version a rollback pinned the snapshots to
+// cannot give its snapshots any more. Retrying cannot help: only removing
+// the pin (or pinning a version that has them) lets the rollout start.
+type PinUnavailableError struct {
+	// DC is the DeploymentConfig's name.
+	DC string
+	// Version is the pinned version.
+	Version int64
+	// Why says what is wrong with it.
+	Why string
+}
+
+// Error says what is wrong and how to unpin.
+func (e *PinUnavailableError) Error() string {
+	return fmt.Sprintf("the config snapshots are pinned to version %d, but %s: follow the current data again with 'kubectl annotate dc/%s %s-'",
+		e.Version, e.Why, e.DC, dcv1.ConfigSnapshotPinAnnotation)
+}
+
+// ConditionReason is the Progressing condition's reason for the error.
+func (e *PinUnavailableError) ConditionReason() string {
+	return dcv1.ConfigSnapshotPinUnavailableReason
 }
 
 // createCopy creates a snapshot copy. An object of its name that exists is
@@ -283,7 +343,11 @@ func (r *DeploymentConfigReconciler) readCopy(ctx context.Context, kind string, 
 	if err := r.APIReader.Get(ctx, key, secret); err != nil {
 		return nil, "", fmt.Errorf("get snapshot secret %s: %w", key, err)
 	}
-	return secret, configsnapshot.SecretHash(secret), nil
+	nameKey, err := r.keys.get(ctx, r.Client, r.APIReader, key.Namespace)
+	if err != nil {
+		return nil, "", err
+	}
+	return secret, configsnapshot.SecretHash(secret, nameKey), nil
 }
 
 // ownSnapshots makes the deployment an owner of each of its copies, in

@@ -94,6 +94,15 @@ func progressingCondition(dc *dcv1.DeploymentConfig, latest *corev1.ReplicationC
 		if missing := (*MissingConfigError)(nil); errors.As(createErr, &missing) {
 			reason = missing.ConditionReason()
 		}
+		if pin := (*PinUnavailableError)(nil); errors.As(createErr, &pin) {
+			reason = pin.ConditionReason()
+		}
+		if header := (*InvalidHeaderRouteError)(nil); errors.As(createErr, &header) {
+			reason = header.ConditionReason()
+		}
+		if gateway := (*GatewayAPIError)(nil); errors.As(createErr, &gateway) {
+			reason = gateway.ConditionReason()
+		}
 		if queued := (*QueuedError)(nil); errors.As(createErr, &queued) {
 			// Waiting its turn is not a failure to progress.
 			return cond(corev1.ConditionUnknown, queued.ConditionReason(), createErr.Error())

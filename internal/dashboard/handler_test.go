@@ -68,8 +68,9 @@ func testServer(t testing.TB, readOnly bool, run Runner, objs ...any) *Server {
 		t.Fatal(err)
 	}
 	now := func() time.Time { return testNow }
+	st := memoryStore(t, objs...)
 	s := &Server{opts: Options{ReadOnly: readOnly, Run: run, Log: logr.Discard(), Now: now, Address: "127.0.0.1"},
-		store: memoryStore(t, objs...), tokens: newTokens(now), pages: pages, loopback: true}
+		store: st, tokens: newTokens(now), pages: pages, tails: newLogTails(t.Context(), run, st.hub, now), loopback: true}
 	s.routes()
 	return s
 }

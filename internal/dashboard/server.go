@@ -45,8 +45,6 @@ const (
 	// actionTimeout bounds an action; retry waits up to a minute for the old
 	// deployer pods to go.
 	actionTimeout = 2 * time.Minute
-	// logReadTimeout bounds reading a deployer log for its measurements.
-	logReadTimeout = 10 * time.Second
 	// shutdownTimeout bounds closing the open pages on exit.
 	shutdownTimeout = 5 * time.Second
 )
@@ -88,9 +86,11 @@ type Options struct {
 
 // Server serves the dashboard's pages, event streams and actions.
 type Server struct {
-	opts     Options
-	store    *store
-	tokens   *tokens
+	opts   Options
+	store  *store
+	tokens *tokens
+	// tails follow the deployer logs whose measurements pages show.
+	tails    *logTails
 	pages    map[string]*template.Template
 	static   http.Handler
 	mux      *http.ServeMux
@@ -115,7 +115,7 @@ func New(ctx context.Context, o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open the embedded static files: %w", err)
 	}
-	s := &Server{opts: o, store: st, tokens: newTokens(o.Now), pages: pages,
+	s := &Server{opts: o, store: st, tokens: newTokens(o.Now), pages: pages, tails: newLogTails(ctx, o.Run, st.hub, o.Now),
 		static: http.StripPrefix("/static/", http.FileServerFS(static)), loopback: loopbackHost(o.Address)}
 	s.routes()
 	return s, nil
@@ -281,22 +281,9 @@ func (s *Server) dcData(ctx context.Context, namespace, name string) *dcView {
 		if deployment.Version(rc) != v.Rollout.Version || !hasAnalyses(rc) {
 			continue
 		}
-		v.Analyses = buildAnalyses(rc, s.deployerLog(ctx, namespace, name, v.Rollout.Version))
+		v.Analyses = buildAnalyses(rc, s.tails.read(namespace, name, v.Rollout.Version))
 	}
 	return v
-}
-
-// deployerLog reads a rollout's deployer log as `kubectl dc logs` prints
-// it; "" when there is none (yet).
-func (s *Server) deployerLog(ctx context.Context, namespace, name string, version int64) string {
-	ctx, cancel := context.WithTimeout(ctx, logReadTimeout)
-	defer cancel()
-	var out bytes.Buffer
-	args := []string{"logs", name, "--version", strconv.FormatInt(version, 10), "--namespace", namespace}
-	if err := s.opts.Run(ctx, args, &out, io.Discard); err != nil {
-		s.opts.Log.V(1).Info("no deployer log for the measurements", "namespace", namespace, "name", name, "version", version, "error", err.Error())
-	}
-	return out.String()
 }
 
 func (s *Server) dcPage(w http.ResponseWriter, r *http.Request) {

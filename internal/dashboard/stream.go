@@ -34,10 +34,14 @@ func openStream(w http.ResponseWriter) (*stream, bool) {
 	return &stream{w: w, f: f}, true
 }
 
-// send writes one event; data may span lines.
+// send writes one event; data may span lines. SSE ends a line at "\r\n",
+// "\r" or "\n", so each of them in data starts a data line of its own:
+// nothing in user text (an annotation, an event's message, a log line)
+// can end the event early or start a field of its own, such as "event:".
 func (st *stream) send(event, data string) error {
 	var b strings.Builder
 	b.WriteString("event: " + event + "\n")
+	data = strings.ReplaceAll(strings.ReplaceAll(data, "\r\n", "\n"), "\r", "\n")
 	for _, line := range strings.Split(data, "\n") {
 		b.WriteString("data: " + line + "\n")
 	}
@@ -61,12 +65,12 @@ func (st *stream) heartbeat() error {
 // push keeps a page's live part current: it renders fragment now and after
 // every change of namespace ("" for any), at most once per
 // renderInterval, and sends it when it differs from what the page shows.
-func (s *Server) push(w http.ResponseWriter, r *http.Request, namespace string, fragment func(io.Writer) error) {
+func (s *Server) push(w http.ResponseWriter, r *http.Request, namespace, dc string, fragment func(io.Writer) error) {
 	st, ok := openStream(w)
 	if !ok {
 		return
 	}
-	sub, cancel := s.store.hub.subscribe(namespace)
+	sub, cancel := s.store.hub.subscribe(namespace, dc)
 	defer cancel()
 	heartbeat := time.NewTicker(heartbeatInterval)
 	defer heartbeat.Stop()
@@ -118,7 +122,7 @@ func (s *Server) waitChange(ctx context.Context, st *stream, sub *subscription, 
 
 func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) {
 	d := s.listData(r)
-	s.push(w, r, d.Namespace, func(out io.Writer) error {
+	s.push(w, r, d.Namespace, "", func(out io.Writer) error {
 		d.Rows = listRows(s.store, d.Namespace, d.Query)
 		return s.pages["list"].ExecuteTemplate(out, "live", d)
 	})
@@ -126,7 +130,7 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) dcEvents(w http.ResponseWriter, r *http.Request) {
 	ns, name := r.PathValue("namespace"), r.PathValue("name")
-	s.push(w, r, ns, func(out io.Writer) error {
+	s.push(w, r, ns, name, func(out io.Writer) error {
 		v := s.dcData(r.Context(), ns, name)
 		if v == nil {
 			_, err := fmt.Fprintf(out, "<p class=\"gone\">deploymentconfig %s no longer exists.</p>", template.HTMLEscapeString(name))

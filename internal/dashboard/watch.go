@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,10 +46,24 @@ type store struct {
 	hub     *hub
 }
 
-// scope is the watches of one namespace, or of all.
+// scope is the watches of one namespace, or of all. Each watch asks the
+// API server only for what a page shows, by label or field, so that the
+// dashboard's memory and wake-ups follow the DeploymentConfigs rather
+// than the cluster: the RCs of DeploymentConfigs; their pods (pods) and
+// their deployer and hook pods (deployerPods); the events about
+// DeploymentConfigs (events) and about RCs (rcEvents).
 type scope struct {
-	dcs, rcs, pods, events cache.SharedIndexInformer
+	dcs, rcs, pods, deployerPods, events, rcEvents cache.SharedIndexInformer
 }
+
+// The selections of the watches.
+const (
+	rcSelector          = dcv1.DeploymentConfigLabel
+	podSelector         = dcv1.DeploymentSelectorLabel
+	deployerPodSelector = dcv1.DeployerPodForDeploymentLabel
+	dcEventSelector     = "involvedObject.kind=DeploymentConfig"
+	rcEventSelector     = "involvedObject.kind=ReplicationController"
+)
 
 // newStore finds what the user may list and starts the watches; it returns
 // when their first lists are in.
@@ -81,35 +97,49 @@ func newStore(ctx context.Context, kube kubernetes.Interface, dcs client.WithWat
 func (s *store) watch(ctx context.Context, kube kubernetes.Interface, dcs client.WithWatch, namespace string, log logr.Logger) (*scope, []cache.SharedIndexInformer, error) {
 	sc := &scope{dcs: cache.NewSharedIndexInformer(dcListWatch(dcs, namespace), &dcv1.DeploymentConfig{}, 0,
 		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})}
-	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(namespace))
+	selected := func(labels, fields string) informers.SharedInformerFactory {
+		return informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(namespace),
+			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector, o.FieldSelector = labels, fields }))
+	}
 	optional := []struct {
 		kind     string
-		informer func() cache.SharedIndexInformer
 		into     *cache.SharedIndexInformer
+		informer func() cache.SharedIndexInformer
 	}{
-		{"replicationcontrollers", factory.Core().V1().ReplicationControllers().Informer, &sc.rcs},
-		{"pods", factory.Core().V1().Pods().Informer, &sc.pods},
-		{"events", factory.Core().V1().Events().Informer, &sc.events},
+		{"replicationcontrollers", &sc.rcs, selected(rcSelector, "").Core().V1().ReplicationControllers().Informer},
+		{"pods", &sc.pods, selected(podSelector, "").Core().V1().Pods().Informer},
+		{"pods", &sc.deployerPods, selected(deployerPodSelector, "").Core().V1().Pods().Informer},
+		{"events", &sc.events, selected("", dcEventSelector).Core().V1().Events().Informer},
+		{"events", &sc.rcEvents, selected("", rcEventSelector).Core().V1().Events().Informer},
 	}
 	started := []cache.SharedIndexInformer{sc.dcs}
+	allowed := map[string]bool{}
 	for _, o := range optional {
-		ok, err := mayListKind(ctx, kube, o.kind, namespace)
-		if err != nil {
-			return nil, nil, err
-		}
-		if !ok {
-			where := "in namespace " + namespace
-			if namespace == "" {
-				where = "in every namespace"
+		ok, checked := allowed[o.kind]
+		if !checked {
+			var err error
+			if ok, err = mayListKind(ctx, kube, o.kind, namespace); err != nil {
+				return nil, nil, err
 			}
-			s.missing = append(s.missing, o.kind+" "+where)
-			log.Info("the user may not list this kind; the dashboard leaves it out", "kind", o.kind, "namespace", namespace)
-			continue
+			allowed[o.kind] = ok
+			if !ok {
+				where := "in namespace " + namespace
+				if namespace == "" {
+					where = "in every namespace"
+				}
+				s.missing = append(s.missing, o.kind+" "+where)
+				log.Info("the user may not list this kind; the dashboard leaves it out", "kind", o.kind, "namespace", namespace)
+			}
 		}
-		*o.into = o.informer()
-		started = append(started, *o.into)
+		if ok {
+			*o.into = o.informer()
+			started = append(started, *o.into)
+		}
 	}
 	for _, inf := range started {
+		if err := inf.SetTransform(stripManagedFields); err != nil {
+			return nil, nil, fmt.Errorf("watch for changes: %w", err)
+		}
 		if _, err := inf.AddEventHandler(s.hub.handler()); err != nil {
 			return nil, nil, fmt.Errorf("watch for changes: %w", err)
 		}
@@ -303,26 +333,44 @@ func (s *store) Deployments(namespace string) []*corev1.ReplicationController {
 	return out
 }
 
-// Pods returns the pods of namespace.
+// Pods returns the pods of namespace's deployments, deployer and hook pods
+// included.
 func (s *store) Pods(namespace string) []*corev1.Pod {
 	var out []*corev1.Pod
 	if sc := s.scopeOf(namespace); sc != nil {
-		for _, o := range byNamespace(sc.pods, namespace) {
-			out = append(out, o.(*corev1.Pod))
+		seen := map[string]bool{}
+		for _, inf := range []cache.SharedIndexInformer{sc.pods, sc.deployerPods} {
+			for _, o := range byNamespace(inf, namespace) {
+				if p := o.(*corev1.Pod); !seen[p.Name] {
+					seen[p.Name] = true
+					out = append(out, p)
+				}
+			}
 		}
 	}
 	return out
 }
 
-// Events returns the events of namespace.
+// Events returns the events of namespace about DeploymentConfigs and RCs.
 func (s *store) Events(namespace string) []*corev1.Event {
 	var out []*corev1.Event
 	if sc := s.scopeOf(namespace); sc != nil {
-		for _, o := range byNamespace(sc.events, namespace) {
-			out = append(out, o.(*corev1.Event))
+		for _, inf := range []cache.SharedIndexInformer{sc.events, sc.rcEvents} {
+			for _, o := range byNamespace(inf, namespace) {
+				out = append(out, o.(*corev1.Event))
+			}
 		}
 	}
 	return out
+}
+
+// stripManagedFields drops what no page shows and every object of the
+// API server carries: its managedFields, often the larger part of it.
+func stripManagedFields(obj any) (any, error) {
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
 }
 
 // byNamespace lists an informer's objects of a namespace; a kind the user
@@ -335,18 +383,19 @@ func byNamespace(inf cache.SharedIndexInformer, namespace string) []any {
 	return objs
 }
 
-// hub tells the open pages that a namespace changed. Each subscriber has a
-// one-slot channel: changes that come while a page renders collapse into
-// one more render.
+// hub tells the open pages that a DeploymentConfig or a namespace
+// changed. Each subscriber has a one-slot channel: changes that come while
+// a page renders collapse into one more render.
 type hub struct {
 	mu   sync.Mutex
 	subs map[*subscription]struct{}
 }
 
-// subscription is one open page's interest in a namespace ("" for all).
+// subscription is one open page's interest: a namespace ("" for all), and
+// within it one DeploymentConfig, or all ("").
 type subscription struct {
-	namespace string
-	changed   chan struct{}
+	namespace, dc string
+	changed       chan struct{}
 }
 
 func newHub() *hub {
@@ -354,8 +403,8 @@ func newHub() *hub {
 }
 
 // subscribe registers a page; cancel removes it.
-func (h *hub) subscribe(namespace string) (*subscription, func()) {
-	s := &subscription{namespace: namespace, changed: make(chan struct{}, 1)}
+func (h *hub) subscribe(namespace, dc string) (*subscription, func()) {
+	s := &subscription{namespace: namespace, dc: dc, changed: make(chan struct{}, 1)}
 	h.mu.Lock()
 	h.subs[s] = struct{}{}
 	h.mu.Unlock()
@@ -366,12 +415,17 @@ func (h *hub) subscribe(namespace string) (*subscription, func()) {
 	}
 }
 
-// notify tells the pages that show namespace that it changed.
-func (h *hub) notify(namespace string) {
+// notify tells the pages that show namespace, or the DeploymentConfig dc
+// in it, that it changed; dc "" (not known) tells every page of the
+// namespace.
+func (h *hub) notify(namespace, dc string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for s := range h.subs {
 		if s.namespace != "" && s.namespace != namespace {
+			continue
+		}
+		if s.dc != "" && dc != "" && s.dc != dc {
 			continue
 		}
 		select {
@@ -388,7 +442,7 @@ func (h *hub) handler() cache.ResourceEventHandler {
 			obj = d.Obj
 		}
 		if m, err := meta.Accessor(obj); err == nil {
-			h.notify(m.GetNamespace())
+			h.notify(m.GetNamespace(), dcOf(obj))
 		}
 	}
 	return cache.ResourceEventHandlerFuncs{
@@ -396,4 +450,38 @@ func (h *hub) handler() cache.ResourceEventHandler {
 		UpdateFunc: func(_, obj any) { changed(obj) },
 		DeleteFunc: changed,
 	}
+}
+
+// dcOf names the DeploymentConfig an object of the watches belongs to, or
+// "" when it cannot tell.
+func dcOf(obj any) string {
+	switch o := obj.(type) {
+	case *dcv1.DeploymentConfig:
+		return o.Name
+	case *corev1.ReplicationController:
+		return o.Labels[dcv1.DeploymentConfigLabel]
+	case *corev1.Pod:
+		if dc := o.Labels[dcv1.DeploymentConfigSelectorLabel]; dc != "" {
+			return dc
+		}
+		return dcOfRC(o.Labels[dcv1.DeployerPodForDeploymentLabel])
+	case *corev1.Event:
+		if o.InvolvedObject.Kind == "DeploymentConfig" {
+			return o.InvolvedObject.Name
+		}
+		return dcOfRC(o.InvolvedObject.Name)
+	}
+	return ""
+}
+
+// dcOfRC is the DeploymentConfig of an RC named <dc>-<version>, or "".
+func dcOfRC(rc string) string {
+	i := strings.LastIndexByte(rc, '-')
+	if i <= 0 {
+		return ""
+	}
+	if _, err := strconv.ParseInt(rc[i+1:], 10, 64); err != nil {
+		return ""
+	}
+	return rc[:i]
 }

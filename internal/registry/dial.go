@@ -18,6 +18,10 @@ import (
 // name it so that whoever reads one knows the way out.
 const AllowNetworksFlag = "--allow-registry-networks"
 
+// DenyNetworksFlag is the flag that refuses networks to registry requests
+// even when AllowNetworksFlag names them.
+const DenyNetworksFlag = "--deny-registry-networks"
+
 // refusedNetworks are where a registry request may not connect unless an
 // operator allows it: the controller's own host (loopback, and the
 // unspecified address, which reaches it too), link-local addresses
@@ -53,6 +57,28 @@ var refusedNetworks = []struct {
 type NetworkPolicy struct {
 	Allow []netip.Prefix
 	Deny  []netip.Prefix
+	// Use says, in messages, what the connections are for and which
+	// flags set Allow and Deny; the zero value is the image triggers'
+	// registries.
+	Use NetworkUse
+}
+
+// NetworkUse names, in a refusal, what a policy's connections are for and
+// the flags that set its networks, so that whoever reads one knows the
+// way out.
+type NetworkUse struct {
+	// Subject names the address's origin, e.g. "registry host".
+	Subject string
+	// AllowFlag and DenyFlag set the policy's Allow and Deny.
+	AllowFlag, DenyFlag string
+}
+
+// orRegistry is u, or the image triggers' registries when u is zero.
+func (u NetworkUse) orRegistry() NetworkUse {
+	if u.Subject == "" {
+		return NetworkUse{Subject: "registry host", AllowFlag: AllowNetworksFlag, DenyFlag: DenyNetworksFlag}
+	}
+	return u
 }
 
 // ParseNetworks parses a comma-separated list of CIDRs (a flag's value);
@@ -79,20 +105,23 @@ type RefusedAddressError struct {
 	Host string
 	Addr netip.Addr
 	What string
+	Use  NetworkUse
 }
 
 func (e *RefusedAddressError) Error() string {
-	return fmt.Sprintf("registry host %q resolves to %s (%s), which dc-controller does not connect to unless started with %s including it",
-		e.Host, e.Addr, e.What, AllowNetworksFlag)
+	use := e.Use.orRegistry()
+	return fmt.Sprintf("%s %q resolves to %s (%s), which dc-controller does not connect to unless started with %s including it",
+		use.Subject, e.Host, e.Addr, e.What, use.AllowFlag)
 }
 
 // Check returns a *RefusedAddressError when host's address addr may not be
 // connected to.
 func (p NetworkPolicy) Check(host string, addr netip.Addr) error {
 	addr = addr.Unmap()
+	use := p.Use.orRegistry()
 	for _, d := range p.Deny {
 		if d.Contains(addr) {
-			return &RefusedAddressError{Host: host, Addr: addr, What: "denied by --deny-registry-networks"}
+			return &RefusedAddressError{Host: host, Addr: addr, What: "denied by " + use.DenyFlag, Use: use}
 		}
 	}
 	for _, a := range p.Allow {
@@ -102,7 +131,7 @@ func (p NetworkPolicy) Check(host string, addr netip.Addr) error {
 	}
 	for _, r := range refusedNetworks {
 		if r.prefix.Contains(addr) {
-			return &RefusedAddressError{Host: host, Addr: addr, What: r.what}
+			return &RefusedAddressError{Host: host, Addr: addr, What: r.what, Use: use}
 		}
 	}
 	return nil
@@ -123,7 +152,7 @@ func (p NetworkPolicy) DialContext(ctx context.Context, network, address string)
 		Control: func(_, resolved string, _ syscall.RawConn) error {
 			ap, err := netip.ParseAddrPort(resolved)
 			if err != nil {
-				return fmt.Errorf("registry host %q: unexpected address %q: %w", host, resolved, err)
+				return fmt.Errorf("%s %q: unexpected address %q: %w", p.Use.orRegistry().Subject, host, resolved, err)
 			}
 			return p.Check(host, ap.Addr())
 		},
@@ -138,6 +167,16 @@ func (p NetworkPolicy) Transport() http.RoundTripper {
 	t := remote.DefaultTransport.(*http.Transport).Clone()
 	t.DialContext = p.DialContext
 	return t
+}
+
+// HTTPClient is an HTTP client whose every connection, redirects and
+// proxies included, the policy checks: for requests other than to
+// registries that dc-controller makes for a DeploymentConfig's author,
+// such as an analysis's queries.
+func (p NetworkPolicy) HTTPClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DialContext = p.DialContext
+	return &http.Client{Transport: t}
 }
 
 // WithNetworkPolicy is the remote.Option that sends registry requests

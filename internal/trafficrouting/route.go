@@ -90,52 +90,120 @@ func (s State) IsRest() bool {
 	return s.Weight == 0 && len(s.Headers) == 0
 }
 
-// Apply rewrites route to state s. It changes only the managed rules'
-// stable and canary backendRefs and the rules named after tr's managed
-// routes; it reports whether anything changed. A route without a managed
-// rule is an error: weights could not be set.
+// Apply rewrites route to state s. It changes only what the
+// DeploymentConfig owns: the stable and canary backendRefs of its managed
+// rules and its own header rules, those named after one of tr's managed
+// routes that send to its canary Service alone. A rule or backendRef of
+// anyone else (a user, another DeploymentConfig sharing the route) keeps
+// its place and its share of the requests. It reports whether anything
+// changed. A route without a managed rule is an error: weights could not
+// be set.
 func Apply(route *unstructured.Unstructured, ref Ref, tr *dcv1.TrafficRouting, s State) (bool, error) {
 	rules, _, err := unstructured.NestedSlice(route.Object, "spec", "rules")
 	if err != nil {
 		return false, fmt.Errorf("%s: spec.rules: %w", ref, err)
 	}
+	ns := route.GetNamespace()
 	headerNames := managedRouteNames(tr)
-	var kept []any
+	own := map[string]int{} // our header rules, by name, at their index
 	var managed []map[string]any
-	for _, item := range rules {
+	for i, item := range rules {
 		rule, ok := item.(map[string]any)
 		if !ok {
 			return false, fmt.Errorf("%s: spec.rules holds a %T, not a rule", ref, item)
 		}
 		name, _ := rule["name"].(string)
-		if slices.Contains(headerNames, name) {
-			continue // rebuilt below from s
+		if slices.Contains(headerNames, name) && isOwnHeaderRule(rule, tr.CanaryService, ns) {
+			own[name] = i
+			continue
 		}
-		kept = append(kept, rule)
-		if isManaged(rule, name, ref, tr.StableService, route.GetNamespace()) {
+		if isManaged(rule, name, ref, tr.StableService, ns) {
 			managed = append(managed, rule)
 		}
 	}
 	if len(managed) == 0 {
 		return false, &NoRuleError{Ref: ref, Want: wantedRules(ref, tr.StableService)}
 	}
+	before := runtime.DeepCopyJSONValue(rules).([]any)
 	for _, rule := range managed {
-		if err := setWeights(rule, tr, route.GetNamespace(), s.Weight); err != nil {
+		if err := setWeights(rule, tr, ns, s.Weight); err != nil {
 			return false, &NoRuleError{Ref: ref, Want: err.Error()}
 		}
 	}
-	if ref.HeaderRoutes {
-		for _, name := range headerNames {
-			if match, ok := s.Headers[name]; ok && len(match) > 0 {
-				kept = append(kept, headerRule(name, managed[0], tr, route.GetNamespace(), match))
-			}
-		}
+	rules, err = setHeaderRules(rules, own, ref, tr, managed[0], ns, s)
+	if err != nil {
+		return false, err
 	}
-	before, _, _ := unstructured.NestedSlice(route.Object, "spec", "rules")
-	if err := unstructured.SetNestedSlice(route.Object, kept, "spec", "rules"); err != nil {
+	if err := unstructured.SetNestedSlice(route.Object, rules, "spec", "rules"); err != nil {
 		return false, fmt.Errorf("%s: set spec.rules: %w", ref, err)
 	}
-	return !reflect.DeepEqual(before, kept), nil
+	return !reflect.DeepEqual(before, rules), nil
+}
+
+// setHeaderRules puts the header rules of s in place of our own (own
+// holds their indexes in rules): one still wanted is rewritten where it
+// is, one no longer wanted goes, a new one is added at the end. A new one
+// whose name another's rule has is refused, as rule names are unique.
+func setHeaderRules(rules []any, own map[string]int, ref Ref, tr *dcv1.TrafficRouting, base map[string]any, ns string, s State) ([]any, error) {
+	wanted := map[string]map[string]any{}
+	for name, match := range s.Headers {
+		if ref.HeaderRoutes && len(match) > 0 {
+			wanted[name] = headerRule(name, base, tr, ns, match)
+		}
+	}
+	out := make([]any, 0, len(rules)+len(wanted))
+	for i, item := range rules {
+		name, _ := item.(map[string]any)["name"].(string)
+		if at, ok := own[name]; !ok || at != i {
+			out = append(out, item)
+			continue
+		}
+		if rule, ok := wanted[name]; ok {
+			out = append(out, rule)
+			delete(wanted, name)
+		}
+	}
+	for _, name := range managedRouteNames(tr) {
+		rule, ok := wanted[name]
+		if !ok {
+			continue
+		}
+		if ruleNamed(out, name) >= 0 {
+			return nil, &RuleNameTakenError{Ref: ref, Name: name}
+		}
+		out = append(out, rule)
+	}
+	return out, nil
+}
+
+// ruleNamed returns the index of the rule of that name, or -1.
+func ruleNamed(rules []any, name string) int {
+	for i, item := range rules {
+		if n, _ := item.(map[string]any)["name"].(string); n == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// isOwnHeaderRule reports whether a rule named after a managed route is
+// the DeploymentConfig's header rule: one that sends to its canary Service
+// and nothing else. That is the mark a header rule carries; a rule of the
+// same name sending anywhere else is someone else's.
+func isOwnHeaderRule(rule map[string]any, canary, namespace string) bool {
+	refs, _ := rule["backendRefs"].([]any)
+	return len(refs) == 1 && findBackend(rule, canary, namespace) == 0
+}
+
+// RuleNameTakenError says a header rule cannot be added: a rule of the
+// route that is not the DeploymentConfig's has its name.
+type RuleNameTakenError struct {
+	Ref  Ref
+	Name string
+}
+
+func (e *RuleNameTakenError) Error() string {
+	return fmt.Sprintf("%s already has a rule named %q that is not this DeploymentConfig's header route: give trafficRouting.managedRoutes a name no other rule of the route has", e.Ref, e.Name)
 }
 
 // NoRuleError says that a route has no rule whose weights the rollout
@@ -197,8 +265,14 @@ func findBackend(rule map[string]any, service, namespace string) int {
 	return -1
 }
 
-// setWeights gives the stable backendRef 100-weight and the canary's
-// weight, adding the canary's (on the stable one's port) when missing.
+// setWeights splits the share of the requests the stable and canary
+// backendRefs have between them: the canary gets weight percent of it.
+// Without other backendRefs in the rule that share is all, written as
+// weights summing to 100. With others, the sum of the two is kept, so each
+// other backendRef keeps its share; when that sum cannot be split in
+// percent, every weight of the rule is first multiplied by the same
+// factor, which leaves every share as it was. The canary's backendRef is
+// added (on the stable one's port) when missing.
 func setWeights(rule map[string]any, tr *dcv1.TrafficRouting, namespace string, weight int32) error {
 	refs, _ := rule["backendRefs"].([]any)
 	stable := findBackend(rule, tr.StableService, namespace)
@@ -206,18 +280,62 @@ func setWeights(rule map[string]any, tr *dcv1.TrafficRouting, namespace string, 
 		return fmt.Errorf("a managed rule has no backendRef to the stable Service %q", tr.StableService)
 	}
 	canary := findBackend(rule, tr.CanaryService, namespace)
-	if canary < 0 {
+	total := weightOf(refs[stable])
+	if canary >= 0 {
+		total += weightOf(refs[canary])
+	} else {
 		added := serviceRef(tr.CanaryService)
 		if port, ok := refs[stable].(map[string]any)["port"]; ok {
 			added["port"] = port
 		}
+		added["weight"] = int64(0)
 		refs = append(refs, added)
 		canary = len(refs) - 1
 	}
-	refs[stable].(map[string]any)["weight"] = int64(100 - weight)
-	refs[canary].(map[string]any)["weight"] = int64(weight)
+	if len(refs) == 2 {
+		total = 100
+	}
+	if factor := 100 / gcd(total, 100); total > 0 && factor > 1 {
+		if err := scaleWeights(refs, factor); err != nil {
+			return err
+		}
+		total *= factor
+	}
+	refs[stable].(map[string]any)["weight"] = total * int64(100-weight) / 100
+	refs[canary].(map[string]any)["weight"] = total * int64(weight) / 100
 	rule["backendRefs"] = refs
 	return nil
+}
+
+// maxWeight is the Gateway API's largest backendRef weight.
+const maxWeight = 1000000
+
+// weightOf is a backendRef's weight; the Gateway API's default is 1.
+func weightOf(ref any) int64 {
+	w, ok := ref.(map[string]any)["weight"].(int64)
+	if !ok {
+		return 1
+	}
+	return w
+}
+
+// scaleWeights multiplies every weight of refs by factor.
+func scaleWeights(refs []any, factor int64) error {
+	for _, ref := range refs {
+		w := weightOf(ref) * factor
+		if w > maxWeight {
+			return fmt.Errorf("a managed rule's weights are too large to split in percent without going over %d", maxWeight)
+		}
+		ref.(map[string]any)["weight"] = w
+	}
+	return nil
+}
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 // serviceRef is a backendRef to a Service, with the group and kind the
@@ -253,11 +371,20 @@ func headerRule(name string, base map[string]any, tr *dcv1.TrafficRouting, names
 			backend["port"] = port
 		}
 	}
-	return map[string]any{
+	rule := map[string]any{
 		"name":        name,
 		"matches":     matches,
 		"backendRefs": []any{backend},
 	}
+	// What the base rule does to a request besides choosing its backend
+	// (rewrites, header changes, timeouts, retries, session persistence)
+	// applies to the canary's requests the same way.
+	for _, key := range []string{"filters", "timeouts", "retry", "sessionPersistence"} {
+		if v, ok := base[key]; ok {
+			rule[key] = runtime.DeepCopyJSONValue(v)
+		}
+	}
+	return rule
 }
 
 // headerMatch turns a header of a header route into a Gateway API header

@@ -248,3 +248,117 @@ spec:
 		t.Errorf("rules:\n got %s\nwant %s", got, want)
 	}
 }
+
+// TestApplySharedRoute: a route that other DeploymentConfigs and users
+// share keeps their rules where they are, and their backendRefs' shares.
+func TestApplySharedRoute(t *testing.T) {
+	exact := "yes"
+	beta := func(v string) map[string][]dcv1.HeaderRoutingMatch {
+		return map[string][]dcv1.HeaderRoutingMatch{"canary-header": {{HeaderName: "X-Canary", HeaderValue: dcv1.StringMatch{Exact: &v}}}}
+	}
+	cases := []struct {
+		name  string
+		spec  string
+		state State
+		want  string // the rules, exactly
+	}{{
+		name: "another DeploymentConfig's header rule of the same name stays at rest",
+		spec: `
+metadata: {name: web, namespace: shop}
+spec:
+  rules:
+  - backendRefs: [{name: web-stable, port: 80, weight: 100}, {name: web-canary, port: 80, weight: 0}]
+  - name: canary-header
+    backendRefs: [{name: api-canary, port: 80, weight: 1}]
+`,
+		state: Rest,
+		want:  `[{"backendRefs":[{"name":"web-stable","port":80,"weight":100},{"name":"web-canary","port":80,"weight":0}]},{"backendRefs":[{"name":"api-canary","port":80,"weight":1}],"name":"canary-header"}]`,
+	}, {
+		name: "a foreign backendRef keeps its share: stable:1 other:1 at 20% is 40/10/50",
+		spec: `
+metadata: {name: web, namespace: shop}
+spec:
+  rules:
+  - backendRefs: [{name: web-stable, port: 80, weight: 1}, {name: other, port: 80, weight: 1}]
+`,
+		state: State{Weight: 20},
+		want:  `[{"backendRefs":[{"name":"web-stable","port":80,"weight":80},{"name":"other","port":80,"weight":100},{"group":"","kind":"Service","name":"web-canary","port":80,"weight":20}]}]`,
+	}, {
+		name: "and at rest it still has half",
+		spec: `
+metadata: {name: web, namespace: shop}
+spec:
+  rules:
+  - backendRefs: [{name: web-stable, port: 80, weight: 80}, {name: other, port: 80, weight: 100}, {name: web-canary, port: 80, weight: 20}]
+`,
+		state: Rest,
+		want:  `[{"backendRefs":[{"name":"web-stable","port":80,"weight":100},{"name":"other","port":80,"weight":100},{"name":"web-canary","port":80,"weight":0}]}]`,
+	}, {
+		name: "our header rule changes in place, before another's",
+		spec: `
+metadata: {name: web, namespace: shop}
+spec:
+  rules:
+  - backendRefs: [{name: web-stable, port: 80, weight: 100}, {name: web-canary, port: 80, weight: 0}]
+  - name: canary-header
+    backendRefs: [{group: "", kind: Service, name: web-canary, port: 80, weight: 1}]
+    matches: [{headers: [{name: X-Canary, type: Exact, value: "no"}]}]
+  - name: api-header
+    backendRefs: [{name: api-canary, port: 80, weight: 1}]
+`,
+		state: State{Headers: beta(exact)},
+		want:  `[{"backendRefs":[{"name":"web-stable","port":80,"weight":100},{"name":"web-canary","port":80,"weight":0}]},{"backendRefs":[{"group":"","kind":"Service","name":"web-canary","port":80,"weight":1}],"matches":[{"headers":[{"name":"X-Canary","type":"Exact","value":"yes"}]}],"name":"canary-header"},{"backendRefs":[{"name":"api-canary","port":80,"weight":1}],"name":"api-header"}]`,
+	}, {
+		name: "a header rule does to requests what the base rule does",
+		spec: `
+metadata: {name: web, namespace: shop}
+spec:
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /shop}}]
+    filters: [{type: URLRewrite, urlRewrite: {path: {type: ReplacePrefixMatch, replacePrefixMatch: /}}}, {type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: X-Env, value: prod}]}}]
+    timeouts: {request: 5s}
+    sessionPersistence: {sessionName: cart, type: Cookie}
+    backendRefs: [{name: web-stable, port: 80}]
+`,
+		state: State{Headers: beta(exact)},
+		want:  `[{"backendRefs":[{"name":"web-stable","port":80,"weight":100},{"group":"","kind":"Service","name":"web-canary","port":80,"weight":0}],"filters":[{"type":"URLRewrite","urlRewrite":{"path":{"replacePrefixMatch":"/","type":"ReplacePrefixMatch"}}},{"requestHeaderModifier":{"set":[{"name":"X-Env","value":"prod"}]},"type":"RequestHeaderModifier"}],"matches":[{"path":{"type":"PathPrefix","value":"/shop"}}],"sessionPersistence":{"sessionName":"cart","type":"Cookie"},"timeouts":{"request":"5s"}},{"backendRefs":[{"group":"","kind":"Service","name":"web-canary","port":80,"weight":1}],"filters":[{"type":"URLRewrite","urlRewrite":{"path":{"replacePrefixMatch":"/","type":"ReplacePrefixMatch"}}},{"requestHeaderModifier":{"set":[{"name":"X-Env","value":"prod"}]},"type":"RequestHeaderModifier"}],"matches":[{"headers":[{"name":"X-Canary","type":"Exact","value":"yes"}],"path":{"type":"PathPrefix","value":"/shop"}}],"name":"canary-header","sessionPersistence":{"sessionName":"cart","type":"Cookie"},"timeouts":{"request":"5s"}}]`,
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			u := route(t, tc.spec)
+			if _, err := Apply(u, Refs(routing())[0], routing(), tc.state); err != nil {
+				t.Fatalf("Apply: %v", err)
+			}
+			if got := rules(t, u); got != tc.want {
+				t.Errorf("rules:\n got %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestApplyHeaderRuleNameTaken: a rule of someone else with a managed
+// route's name is neither removed nor replaced; adding the header route is
+// refused with an error that names it.
+func TestApplyHeaderRuleNameTaken(t *testing.T) {
+	exact := "yes"
+	u := route(t, `
+metadata: {name: web, namespace: shop}
+spec:
+  rules:
+  - backendRefs: [{name: web-stable, port: 80}]
+  - name: canary-header
+    backendRefs: [{name: admin, port: 80}]
+`)
+	before := rules(t, u)
+	_, err := Apply(u, Refs(routing())[0], routing(), State{Headers: map[string][]dcv1.HeaderRoutingMatch{"canary-header": {{HeaderName: "X", HeaderValue: dcv1.StringMatch{Exact: &exact}}}}})
+	var taken *RuleNameTakenError
+	if !errors.As(err, &taken) || !strings.Contains(err.Error(), `"canary-header"`) {
+		t.Fatalf("Apply: %v; want a RuleNameTakenError naming canary-header", err)
+	}
+	if _, err := Apply(u, Refs(routing())[0], routing(), Rest); err != nil {
+		t.Fatalf("Apply at rest: %v", err)
+	}
+	if got := rules(t, u); !strings.Contains(got, `{"backendRefs":[{"name":"admin","port":80}],"name":"canary-header"}`) {
+		t.Errorf("the foreign rule is gone or changed: %s (was %s)", got, before)
+	}
+}

@@ -209,6 +209,9 @@ func replicaArgs(kubeconfig, metrics, health string, spec ControllerSpec) []stri
 		"--health-probe-bind-address", health,
 		"--leader-elect=" + strconv.FormatBool(spec.LeaderElect),
 		"--leader-election-namespace", ControllerNamespace,
+		// The suites' DeploymentConfigs ask for in-controller rollouts by
+		// annotation.
+		"--allow-deployer-mode-annotation",
 	}
 	if spec.DeployerMode != "" {
 		args = append(args, "--deployer-mode="+spec.DeployerMode)

@@ -2,10 +2,14 @@ package integration
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -257,6 +261,104 @@ func TestConfigSnapshotsSharedAndPruned(t *testing.T) {
 	// garbage collector ignores while another owner exists.
 	if got := ownersOf(t, shared); !slices.Contains(got, "b-1") {
 		t.Fatalf("shared copy owners %v lost b-1", got)
+	}
+}
+
+// TestConfigSnapshotsPinSurvivesCleanup: with revisionHistoryLimit 1, a
+// rollback pinned to revision 2 keeps revision 2 (and so its copies) past
+// history cleanup, and the next rollout runs on them. A pin whose
+// revision is gone anyway (deleted by hand) stalls the DeploymentConfig
+// with the command that unpins it, rather than leave it reconciling.
+func TestConfigSnapshotsPinSurvivesCleanup(t *testing.T) {
+	ns := newNamespace(t)
+	mustCreate(t, configMap(ns, "app", "v1"))
+	mustCreate(t, secret(ns, "creds", "x"))
+	limit := int32(1)
+	mustCreate(t, snapshotDC(ns, "pin", func(dc *dcv1.DeploymentConfig) { dc.Spec.RevisionHistoryLimit = &limit }))
+	runDeployer(t, ns, "pin-1", corev1.PodSucceeded)
+	setGreeting(t, ns, "app", "v2")
+	v2Copy := envFromName(waitOwned(t, ns, "pin-2"))
+	runDeployer(t, ns, "pin-2", corev1.PodSucceeded)
+	setGreeting(t, ns, "app", "v3")
+	runDeployer(t, ns, "pin-3", corev1.PodSucceeded)
+
+	kubectlDCOK := func(args ...string) {
+		t.Helper()
+		if code, stdout, stderr := kubectlDC(testContext(t, time.Minute), ns, args...); code != 0 {
+			t.Fatalf("kubectl dc %v: exit %d:\n%s%s", args, code, stdout, stderr)
+		}
+	}
+	kubectlDCOK("rollout", "undo", "pin", "--to-revision", "2")
+	if got := getDC(t, ns, "pin").Annotations[dcv1.ConfigSnapshotPinAnnotation]; got != "2" {
+		t.Fatalf("rollout undo pinned %q, want 2", got)
+	}
+	runDeployer(t, ns, "pin-4", corev1.PodSucceeded)
+	// Cleanup runs once pin-4 is active: pin-1 goes, pin-2 stays.
+	waitGone(t, &corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pin-1"}})
+	if _, err := getRC(context.Background(), ns, "pin-2"); err != nil {
+		t.Fatalf("the pinned revision: %v", err)
+	}
+	// rollout latest: revision 5 runs on revision 2's copy.
+	kubectlDCOK("rollout", "latest", "pin")
+	if got := envFromName(waitOwned(t, ns, "pin-5")); got != v2Copy {
+		t.Fatalf("pin-5 reads %s, want revision 2's copy %s", got, v2Copy)
+	}
+	runDeployer(t, ns, "pin-5", corev1.PodSucceeded)
+
+	// A pin to a revision that is gone: Stalled, saying how to unpin.
+	updateDC(t, ns, "pin", func(dc *dcv1.DeploymentConfig) {
+		dc.Annotations[dcv1.ConfigSnapshotPinAnnotation] = "1"
+		dc.Spec.Template.Spec.Containers[0].Image = "registry.example.com/web:6"
+	})
+	waitCondition(t, ns, "pin", dcv1.DeploymentStalled, corev1.ConditionTrue, dcv1.ConfigSnapshotPinUnavailableReason)
+	unpin := "kubectl annotate dc/pin " + dcv1.ConfigSnapshotPinAnnotation + "-"
+	for _, c := range getDC(t, ns, "pin").Status.Conditions {
+		if (c.Type == dcv1.DeploymentStalled || c.Type == dcv1.DeploymentProgressing) && !strings.Contains(c.Message, unpin) {
+			t.Errorf("%s says %q, want it to name %q", c.Type, c.Message, unpin)
+		}
+	}
+	updateDC(t, ns, "pin", func(dc *dcv1.DeploymentConfig) { delete(dc.Annotations, dcv1.ConfigSnapshotPinAnnotation) })
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: envFromName(waitOwned(t, ns, "pin-6"))}}
+	ownersOf(t, cm)
+	if cm.Data["GREETING"] != "v3" {
+		t.Fatalf("unpinned, pin-6 reads %v, want the current v3", cm.Data)
+	}
+}
+
+// TestConfigSnapshotsSecretNamesAreKeyed: a Secret copy's name, which
+// anyone who may read RCs sees, is not a digest of the Secret's data that
+// a short secret could be guessed from offline, but an HMAC under a key
+// of the namespace that dc-controller keeps in a Secret there. Two
+// DeploymentConfigs still share one copy.
+func TestConfigSnapshotsSecretNamesAreKeyed(t *testing.T) {
+	ns := newNamespace(t)
+	mustCreate(t, configMap(ns, "app", "v1"))
+	creds := secret(ns, "creds", "1234")
+	mustCreate(t, creds)
+	mustCreate(t, snapshotDC(ns, "a", nil))
+	mustCreate(t, snapshotDC(ns, "b", nil))
+	a1, b1 := waitOwned(t, ns, "a-1"), waitOwned(t, ns, "b-1")
+	name := a1.Spec.Template.Spec.Volumes[0].Secret.SecretName
+	if got := b1.Spec.Template.Spec.Volumes[0].Secret.SecretName; got != name {
+		t.Fatalf("a-1 reads %s, b-1 %s: equal data must share one copy", name, got)
+	}
+	content, err := json.Marshal(struct {
+		Type corev1.SecretType `json:"type,omitempty"`
+		Data map[string][]byte `json:"data,omitempty"`
+	}{creds.Type, creds.Data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := sha256.Sum256(content)
+	if name == configsnapshot.CopyName("creds", hex.EncodeToString(plain[:])) {
+		t.Fatalf("copy %s is named by a plain digest of the Secret's data", name)
+	}
+	key := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: configsnapshot.SnapshotKeySecret}}
+	if err := cluster.client.Get(context.Background(), client.ObjectKeyFromObject(key), key); err != nil {
+		t.Fatalf("the namespace's key: %v", err)
+	}
+	if n := len(key.Data[configsnapshot.SnapshotKeyField]); n < configsnapshot.MinKeyLength {
+		t.Fatalf("the key has %d bytes", n)
 	}
 }
 

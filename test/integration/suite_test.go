@@ -172,7 +172,12 @@ func startControllers(admin *rest.Config) (func(), error) {
 		// Registries of these tests listen on 127.0.0.1, and only there:
 		// the rest of loopback stays refused, as without the flag
 		// (TestImageTriggerRefusesLoopbackRegistry).
-		RegistryNetworks:        registry.NetworkPolicy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}},
+		RegistryNetworks: registry.NetworkPolicy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}},
+		// Analyses run in the controller get no network allowed:
+		// TestInControllerAnalysisQueriesGoThroughTheDialPolicy.
+		// DeploymentConfigs may ask for in-controller rollouts, which the
+		// tests of both deployer modes do.
+		AllowDeployerModeChoice: true,
 		MetricsAddr:             metricsAddr,
 		HealthAddr:              healthAddr,
 		LeaderElection:          true,

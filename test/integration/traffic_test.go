@@ -4,10 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -15,6 +19,7 @@ import (
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/deployment"
+	"github.com/deployconfig/deployconfig/internal/trafficrouting"
 )
 
 // routedDC is a Rolling DeploymentConfig web with trafficRouting through
@@ -170,4 +175,69 @@ func TestTrafficRouteMissingIsReported(t *testing.T) {
 	waitEvent(t, ns, "web", "RouteInvalid")
 	waitSelects(t, ns, "web-stable", "web-1")
 	waitSelects(t, ns, "web-canary", "web-1")
+}
+
+// TestTrafficRouteMarkedAcceptedByHand runs the command with which
+// docs/traffic-routing.md has a kwok playground's user play the Gateway,
+// and checks that the route is then Accepted as the deployer judges it.
+func TestTrafficRouteMarkedAcceptedByHand(t *testing.T) {
+	ns := newNamespace(t)
+	routedDC(t, ns, true)
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "traffic-routing.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var command string
+	for _, line := range strings.Split(string(doc), "\n") {
+		if l := strings.TrimSpace(line); strings.HasPrefix(l, "kubectl patch httproute web --subresource=status") {
+			command = l
+		}
+	}
+	args, patch, ok := strings.Cut(strings.TrimPrefix(command, "kubectl "), " -p '")
+	if !ok {
+		t.Fatalf("docs/traffic-routing.md has no 'kubectl patch httproute web --subresource=status ... -p '...'' command (found %q)", command)
+	}
+	argv := append(strings.Fields(args), "-n", ns, "-p", strings.TrimSuffix(patch, "'"))
+	if _, stderr, err := kubectlRun(testContext(t, time.Minute), "", argv...); err != nil {
+		t.Fatalf("kubectl %v: %v: %s", argv, err, stderr)
+	}
+	route := &unstructured.Unstructured{}
+	route.SetAPIVersion("gateway.networking.k8s.io/v1")
+	route.SetKind("HTTPRoute")
+	if err := cluster.client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "web"}, route); err != nil {
+		t.Fatal(err)
+	}
+	if err := trafficrouting.Accepted(route, trafficrouting.Refs(getDC(t, ns, "web").Spec.Strategy.RollingParams.TrafficRouting)[0]); err != nil {
+		t.Errorf("after the docs' command: %v", err)
+	}
+}
+
+// TestTrafficHeaderRegexRefusedBeforeTheRollout: a header route's regex
+// that RE2 refuses passes the API server's schema but stops the rollout
+// before its deployment exists, Stalled with the field named, and never
+// reaches the route.
+func TestTrafficHeaderRegexRefusedBeforeTheRollout(t *testing.T) {
+	ns := newNamespace(t)
+	routedDC(t, ns, true)
+	runDeployer(t, ns, "web-1", corev1.PodSucceeded)
+	waitRouteRules(t, ns, "at rest", restRules)
+	updateDC(t, ns, "web", func(dc *dcv1.DeploymentConfig) {
+		regex := "((a{100}){100}){100}"
+		dc.Spec.Strategy.RollingParams.Steps = []dcv1.RollingStep{
+			{SetHeaderRoute: &dcv1.SetHeaderRoute{Name: "beta", Match: []dcv1.HeaderRoutingMatch{{HeaderName: "X-User", HeaderValue: dcv1.StringMatch{Regex: &regex}}}}},
+			{Pause: &dcv1.RolloutPause{}},
+		}
+		dc.Spec.Template.Spec.Containers[0].Image = "registry.example.com/web:2"
+	})
+	waitCondition(t, ns, "web", dcv1.DeploymentStalled, corev1.ConditionTrue, dcv1.InvalidHeaderRouteReason)
+	for _, c := range getDC(t, ns, "web").Status.Conditions {
+		if c.Type == dcv1.DeploymentStalled && !strings.Contains(c.Message, "spec.strategy.rollingParams.steps[0].setHeaderRoute.match[0].headerValue.regex") {
+			t.Errorf("Stalled says %q, want the field named", c.Message)
+		}
+	}
+	if _, err := getRC(context.Background(), ns, "web-2"); !apierrors.IsNotFound(err) {
+		t.Errorf("web-2: %v; want it never created", err)
+	}
+	waitRouteRules(t, ns, "still at rest", restRules)
+	waitEvent(t, ns, "web", dcv1.InvalidHeaderRouteReason)
 }

@@ -61,13 +61,15 @@ func secretVerbs(where string) []string {
 }
 
 // Rules on objects the controller knows by name are limited to those names:
-// it patches (server-side applies) only the deployer Role and reads and
-// renews only its leader-election Lease. Creates cannot be limited (RBAC
+// it patches (server-side applies) only the deployer Role, reads and
+// renews only its leader-election Lease, and reads only the Gateway API's
+// route CRDs. Creates cannot be limited (RBAC
 // does not know a created object's name), so they are rules of their own.
 func TestNamedObjectsOnlyByName(t *testing.T) {
 	named := map[string][]string{
-		"roles":  {controller.DeployerRoleName},
-		"leases": {controller.LeaderElectionID},
+		"roles":                     {controller.DeployerRoleName},
+		"leases":                    {controller.LeaderElectionID},
+		"customresourcedefinitions": {"grpcroutes.gateway.networking.k8s.io", "httproutes.gateway.networking.k8s.io"},
 	}
 	for _, r := range controllerRules(t) {
 		for _, resource := range r.Resources {
