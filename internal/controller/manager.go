@@ -287,9 +287,8 @@ func setup(mgr manager.Manager, opts Options) error {
 		Client: dcClient, APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: opts.Clock, access: access,
 		invalid: newInvalidAnalyses(), memo: newSourceMemo(),
 	}
-	if opts.RolloutLimits.enabled() {
-		dcReconciler.gate = newRolloutGate(opts.RolloutLimits, mgr.GetCache(), opts.Clock)
-	}
+	// Always a gate: RolloutPolicies may govern rollouts without any flag.
+	dcReconciler.gate = newRolloutGate(opts.RolloutLimits, mgr.GetCache(), opts.Clock)
 	// Watches rather than For: For's handler gives every event of the
 	// DeploymentConfig itself the default priority.
 	err = ctrl.NewControllerManagedBy(mgr).
@@ -304,9 +303,13 @@ func setup(mgr manager.Manager, opts Options) error {
 		Watches(&corev1.ConfigMap{}, enqueueByPriority(deploymentConfigsOfSource(mgr.GetCache(), "ConfigMap"), sourceStartsRollout), builder.OnlyMetadata).
 		WatchesRawSource(gateSource(dcReconciler.gate)).
 		WithOptions(workerOptions(mgr, "deploymentconfig", dcv1.GroupVersion.WithKind("DeploymentConfig"), opts.Workers)).
-		Complete(afterSync{Reconciler: dcReconciler, reader: mgr.GetCache(), secretInterval: opts.SnapshotSecretInterval, gate: dcReconciler.gate})
+		Complete(afterSync{Reconciler: admissionSync{Reconciler: dcReconciler, gate: dcReconciler.gate.policies}, reader: mgr.GetCache(), secretInterval: opts.SnapshotSecretInterval, gate: dcReconciler.gate})
 	if err != nil {
 		return fmt.Errorf("set up deploymentconfig controller: %w", err)
+	}
+
+	if err := setupPolicies(mgr, dcReconciler.gate.policies); err != nil {
+		return err
 	}
 
 	deployerClient, err := controllerClient(mgr)
