@@ -58,6 +58,7 @@ type RolloutPolicySpec struct {
 	// may run at once: a count, or a percentage of the selected
 	// DeploymentConfigs (rounded up, at least one). Absent, no limit.
 	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:MaxLength=4
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 1 : self.matches('^[1-9][0-9]?%$|^100%$')",message="must be a positive integer or a percentage from 1% to 100%"
 	// +optional
 	MaxConcurrent *intstr.IntOrString `json:"maxConcurrent,omitempty"`
@@ -113,6 +114,7 @@ type RolloutWave struct {
 	// the selected DeploymentConfigs (rounded up, at least one). Absent
 	// (the last wave only), the rest.
 	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:MaxLength=4
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 1 : self.matches('^[1-9][0-9]?%$|^100%$')",message="must be a positive integer or a percentage from 1% to 100%"
 	// +optional
 	Size *intstr.IntOrString `json:"size,omitempty"`
@@ -139,11 +141,13 @@ type RolloutWindow struct {
 
 	// Start is when the window opens, as HH:MM in the policy's time zone.
 	// +kubebuilder:validation:Pattern=`^([01][0-9]|2[0-3]):[0-5][0-9]$`
+	// +kubebuilder:validation:MaxLength=5
 	Start string `json:"start"`
 
 	// End is when it closes, as HH:MM; an end before the start closes on
 	// the next day.
 	// +kubebuilder:validation:Pattern=`^([01][0-9]|2[0-3]):[0-5][0-9]$`
+	// +kubebuilder:validation:MaxLength=5
 	End string `json:"end"`
 }
 
@@ -170,6 +174,7 @@ type RolloutCircuitBreaker struct {
 	// a percentage of the selected DeploymentConfigs (rounded up, at least
 	// one).
 	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:MaxLength=4
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 1 : self.matches('^[1-9][0-9]?%$|^100%$')",message="must be a positive integer or a percentage from 1% to 100%"
 	MaxFailures intstr.IntOrString `json:"maxFailures"`
 

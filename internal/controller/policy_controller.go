@@ -56,7 +56,7 @@ func (r *policyReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 	for _, w := range st.line {
 		told := "Start"
 		if h, ok := d.Holds[w.Name]; ok {
-			told = h.Reason
+			told = toldOf(h)
 		}
 		if st.told[w.Name] != told {
 			st.told[w.Name] = told

@@ -49,7 +49,7 @@ type policyState struct {
 	failures []dcv1.RolloutPolicyFailure
 	// admitted are started rollouts the cache may not show yet, by name.
 	admitted map[string]admission
-	// told is the reason each waiter's status last gave, by name.
+	// told is what each waiter's status last said (toldOf), by name.
 	told map[string]string
 	// timer wakes the policy when the clock alone changes the decision.
 	timer  clock.Timer
@@ -186,7 +186,7 @@ func (g *policyGate) admit(ctx context.Context, p *dcv1.RolloutPolicy, dc *dcv1.
 		st.admitted[dc.Name] = admission{rc: deployment.Name(dc.Name, dc.Status.LatestVersion), at: g.clock.Now()}
 		delete(st.told, dc.Name)
 	} else {
-		st.told[dc.Name] = hold.Reason
+		st.told[dc.Name] = toldOf(hold)
 	}
 	g.mu.Unlock()
 	if joined || admitted {
@@ -198,6 +198,10 @@ func (g *policyGate) admit(ctx context.Context, p *dcv1.RolloutPolicy, dc *dcv1.
 	}
 	return &QueuedError{Reason: hold.Reason, Why: fmt.Sprintf("Rollout #%d waits for RolloutPolicy %s: %s", dc.Status.LatestVersion, p.Name, hold.Why)}
 }
+
+// toldOf is what a waiter's status says of a hold: it is woken to say it
+// again only when that changes.
+func toldOf(h rolloutpolicy.Hold) string { return h.Reason + ": " + h.Why }
 
 // leave takes a DeploymentConfig out of every line: its sync did not ask
 // for admission (it is paused, invalid, waits for pods to go, or is gone).

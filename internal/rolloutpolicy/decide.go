@@ -52,7 +52,9 @@ func Key(name string, version int64) string { return fmt.Sprintf("%s/%d", name, 
 type Hold struct {
 	// Reason is the Progressing condition's reason.
 	Reason string
-	// Why completes "Rollout #N waits for RolloutPolicy P: ...".
+	// Why completes "Rollout #N waits for RolloutPolicy P: ...". It
+	// changes only when the hold does, so that a waiter is woken to
+	// report it only then.
 	Why string
 	// Until is when it may start, where known.
 	Until *time.Time
@@ -148,7 +150,7 @@ func Decide(spec *dcv1.RolloutPolicySpec, sched *Schedule, st State) Decision {
 		}
 		if running >= limit {
 			d.Holds[w.Name] = Hold{Reason: dcv1.RolloutQueuedReason,
-				Why: fmt.Sprintf("%d of its rollouts run, its maxConcurrent; it starts in line order as they end", running)}
+				Why: fmt.Sprintf("its maxConcurrent of %d rollouts run; it starts in line order as they end", limit)}
 			continue
 		}
 		running++
