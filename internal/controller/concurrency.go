@@ -183,6 +183,15 @@ func failedElsewhere(failed []types.NamespacedName, key types.NamespacedName) bo
 	return false
 }
 
+// leave takes a DeploymentConfig out of line: its sync no longer asks for
+// admission (admissionSync).
+func (g *rolloutGate) leave(ctx context.Context, key types.NamespacedName) {
+	g.mu.Lock()
+	delete(g.waiting, key)
+	g.mu.Unlock()
+	g.policies.leave(ctx, key)
+}
+
 // admit decides whether the DeploymentConfig may create the deployment of
 // its latest version now. When it may not, it waits in line and the error
 // says why; a freed slot wakes it (wakeWaiters, or the policy controller
@@ -190,6 +199,9 @@ func failedElsewhere(failed []types.NamespacedName, key types.NamespacedName) bo
 func (g *rolloutGate) admit(ctx context.Context, dc *dcv1.DeploymentConfig) error {
 	if g == nil {
 		return nil
+	}
+	if asked, ok := ctx.Value(askedKey{}).(*bool); ok {
+		*asked = true
 	}
 	p, err := g.policies.policyFor(ctx, dc)
 	if err != nil {

@@ -309,7 +309,7 @@ func setup(mgr manager.Manager, opts Options) error {
 		Watches(&corev1.ConfigMap{}, enqueueByPriority(deploymentConfigsOfSource(mgr.GetCache(), "ConfigMap"), sourceStartsRollout), builder.OnlyMetadata).
 		WatchesRawSource(gateSource(dcReconciler.gate)).
 		WithOptions(workerOptions(mgr, "deploymentconfig", dcv1.GroupVersion.WithKind("DeploymentConfig"), opts.Workers)).
-		Complete(afterSync{Reconciler: admissionSync{Reconciler: dcReconciler, gate: dcReconciler.gate.policies}, reader: mgr.GetCache(), secretInterval: opts.SnapshotSecretInterval, gate: dcReconciler.gate})
+		Complete(afterSync{Reconciler: admissionSync{Reconciler: dcReconciler, gate: dcReconciler.gate}, reader: mgr.GetCache(), secretInterval: opts.SnapshotSecretInterval, gate: dcReconciler.gate})
 	if err != nil {
 		return fmt.Errorf("set up deploymentconfig controller: %w", err)
 	}

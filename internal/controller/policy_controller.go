@@ -151,11 +151,11 @@ func setupPolicies(mgr manager.Manager, gate *policyGate) error {
 
 // admissionSync wraps the DeploymentConfig controller's sync: a
 // DeploymentConfig whose sync succeeded without asking for admission
-// (paused, invalid, waiting for older pods to go, deleted) leaves every
-// policy's line at once, rather than hold the DeploymentConfigs behind it.
+// (paused, invalid, waiting for older pods to go, deleted) leaves the line
+// at once, rather than hold the DeploymentConfigs behind it.
 type admissionSync struct {
 	reconcile.Reconciler
-	gate *policyGate
+	gate *rolloutGate
 }
 
 // Reconcile syncs, and takes the DeploymentConfig out of line when its

@@ -158,9 +158,6 @@ func withAdmissionMark(ctx context.Context) (context.Context, *bool) {
 // the deployment of its latest version now; otherwise it waits in the
 // policy's line and the error says why.
 func (g *policyGate) admit(ctx context.Context, p *dcv1.RolloutPolicy, dc *dcv1.DeploymentConfig) error {
-	if asked, ok := ctx.Value(askedKey{}).(*bool); ok {
-		*asked = true
-	}
 	g.mu.Lock()
 	st := g.state(p)
 	joined := !slices.ContainsFunc(st.line, func(w dcv1.RolloutPolicyWaiter) bool { return w.Name == dc.Name })
