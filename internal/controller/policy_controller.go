@@ -150,9 +150,10 @@ func setupPolicies(mgr manager.Manager, gate *policyGate) error {
 }
 
 // admissionSync wraps the DeploymentConfig controller's sync: a
-// DeploymentConfig whose sync succeeded without asking for admission
-// (paused, invalid, waiting for older pods to go, deleted) leaves the line
-// at once, rather than hold the DeploymentConfigs behind it.
+// DeploymentConfig whose sync did not ask for admission (paused, invalid,
+// waiting for older pods to go, deleted, or failed before it got there)
+// leaves the line at once, rather than hold the DeploymentConfigs behind
+// it; it joins again, at the end, when a sync asks.
 type admissionSync struct {
 	reconcile.Reconciler
 	gate *rolloutGate
@@ -163,7 +164,7 @@ type admissionSync struct {
 func (s admissionSync) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	ctx, asked := withAdmissionMark(ctx)
 	result, err := s.Reconciler.Reconcile(ctx, req)
-	if err == nil && !*asked {
+	if !*asked {
 		s.gate.leave(ctx, req.NamespacedName)
 	}
 	return result, err

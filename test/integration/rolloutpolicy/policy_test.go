@@ -268,39 +268,31 @@ func TestRestartKeepsTheLine(t *testing.T) {
 	finish(t, ns, running, corev1.PodSucceeded)
 }
 
-// TestPausedWaiterBlocksNobody: a DeploymentConfig paused while it waits
-// leaves the line at once, and the one behind it starts next.
+// TestPausedWaiterBlocksNobody: a DeploymentConfig paused while it waits,
+// and one whose template can no longer roll out (an empty image), leave the
+// line at once, and the one behind them starts next.
 func TestPausedWaiterBlocksNobody(t *testing.T) {
 	ns := newNamespace(t)
-	dcs := []string{"a", "b", "c"}
+	dcs := []string{"a", "b", "c", "d"}
 	own := func(n string) string { return "cm-" + n }
 	rw := createFollowers(t, ns, dcs, own)
 	createPolicy(t, ns, dcv1.RolloutPolicySpec{MaxConcurrent: intOrString("1")})
-	waitStatus(t, ns, "the policy to select 3", func(s dcv1.RolloutPolicyStatus) bool { return s.Selected == 3 })
+	waitStatus(t, ns, "the policy to select 4", func(s dcv1.RolloutPolicyStatus) bool { return s.Selected == 4 })
 	seen := map[string]bool{}
 	changeConfigMap(t, ns, own("a"), "2")
 	running := nextStarted(t, rw, seen, 2)
-	for i, n := range []string{"b", "c"} {
+	for i, n := range []string{"b", "c", "d"} {
 		changeConfigMap(t, ns, own(n), "2")
 		waitStatus(t, ns, n+" in line", func(s dcv1.RolloutPolicyStatus) bool { return len(s.Line) == i+1 })
 	}
-	waitWaiting(t, ns, "fleet", dcv1.RolloutQueuedReason, "b", "c")
+	waitWaiting(t, ns, "fleet", dcv1.RolloutQueuedReason, "b", "c", "d")
 
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		dc := &dcv1.DeploymentConfig{}
-		if err := c.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "b"}, dc); err != nil {
-			return err
-		}
-		dc.Spec.Paused = true
-		return c.Update(context.Background(), dc)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitStatus(t, ns, "b out of line", func(s dcv1.RolloutPolicyStatus) bool { return slices.Equal(lineOf(s), []string{"c"}) })
+	updateDC(t, ns, "b", func(dc *dcv1.DeploymentConfig) { dc.Spec.Paused = true })
+	updateDC(t, ns, "c", func(dc *dcv1.DeploymentConfig) { dc.Spec.Template.Spec.Containers[0].Image = " " })
+	waitStatus(t, ns, "b and c out of line", func(s dcv1.RolloutPolicyStatus) bool { return slices.Equal(lineOf(s), []string{"d"}) })
 	finish(t, ns, running, corev1.PodSucceeded)
-	if got := dcOf(nextStarted(t, rw, seen, 2)); got != "c" {
-		t.Fatalf("%s started after a; c was next in line once b was paused", got)
+	if got := dcOf(nextStarted(t, rw, seen, 2)); got != "d" {
+		t.Fatalf("%s started after a; d was next in line once b was paused and c emptied", got)
 	}
 	cond, err := progressing(context.Background(), ns, "b")
 	if err != nil {
@@ -309,8 +301,26 @@ func TestPausedWaiterBlocksNobody(t *testing.T) {
 	if cond.Reason != dcv1.PausedConfigReason {
 		t.Fatalf("paused b says %s: %s", cond.Reason, cond.Message)
 	}
-	if rc, err := getRC(ns, deployment.Name("b", 2)); err == nil {
-		t.Fatalf("paused b rolled out: %s", rc.Name)
+	for _, rc := range []string{deployment.Name("b", 2), deployment.Name("c", 2), deployment.Name("c", 3)} {
+		if _, err := getRC(ns, rc); err == nil {
+			t.Fatalf("%s was created; b is paused and c has an empty image", rc)
+		}
+	}
+}
+
+// updateDC changes a DeploymentConfig, retrying on conflicts.
+func updateDC(t *testing.T, ns, name string, change func(*dcv1.DeploymentConfig)) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		dc := &dcv1.DeploymentConfig{}
+		if err := c.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, dc); err != nil {
+			return err
+		}
+		change(dc)
+		return c.Update(context.Background(), dc)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
