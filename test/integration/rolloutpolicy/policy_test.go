@@ -181,17 +181,7 @@ func TestFailureInFirstWaveStopsTheRest(t *testing.T) {
 	}
 
 	// A resume goes on: wave 2 is the rest, two at a time.
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		p := &dcv1.RolloutPolicy{}
-		if err := c.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "fleet"}, p); err != nil {
-			return err
-		}
-		p.Annotations = map[string]string{dcv1.PolicyResumeAnnotation: clk.Now().Add(time.Second).Format(time.RFC3339)}
-		return c.Update(context.Background(), p)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	resume(t, ns)
 	rw.resetMax()
 	for range 5 {
 		finish(t, ns, nextStarted(t, rw, seen, 2), corev1.PodSucceeded)
@@ -328,4 +318,60 @@ func getRC(ns, name string) (*corev1.ReplicationController, error) {
 	rc := &corev1.ReplicationController{}
 	err := c.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, rc)
 	return rc, err
+}
+
+// TestCircuitBreakerOpens: two failed rollouts within the period open the
+// breaker: no other rollout of the policy starts, each says why, until the
+// policy is resumed.
+func TestCircuitBreakerOpens(t *testing.T) {
+	ns := newNamespace(t)
+	dcs := []string{"a", "b", "c"}
+	own := func(n string) string { return "cm-" + n }
+	rw := createFollowers(t, ns, dcs, own)
+	createPolicy(t, ns, dcv1.RolloutPolicySpec{CircuitBreaker: &dcv1.RolloutCircuitBreaker{MaxFailures: intstr.FromInt32(2), Period: &metav1.Duration{Duration: time.Hour}}})
+	waitStatus(t, ns, "the policy to select 3", func(s dcv1.RolloutPolicyStatus) bool { return s.Selected == 3 })
+	seen := map[string]bool{}
+	for _, n := range []string{"a", "b"} {
+		changeConfigMap(t, ns, own(n), "2")
+		finish(t, ns, nextStarted(t, rw, seen, 2), corev1.PodFailed)
+	}
+	waitStatus(t, ns, "two failures", func(s dcv1.RolloutPolicyStatus) bool { return len(s.Failures) == 2 })
+	changeConfigMap(t, ns, own("c"), "2")
+	waitWaiting(t, ns, "fleet", dcv1.CircuitOpenReason, "c")
+	s := waitStatus(t, ns, "the breaker to hold c", func(s dcv1.RolloutPolicyStatus) bool { return slices.Equal(lineOf(s), []string{"c"}) })
+	if got := rw.running(); len(got) != 0 {
+		t.Fatalf("%v run while the breaker is open", got)
+	}
+	if c := holdingReason(s); c != dcv1.CircuitOpenReason {
+		t.Fatalf("the policy's Holding condition says %q, want %s", c, dcv1.CircuitOpenReason)
+	}
+	resume(t, ns)
+	finish(t, ns, nextStarted(t, rw, seen, 2), corev1.PodSucceeded)
+}
+
+// resume does what `kubectl dc policy resume fleet` does, a second after
+// the controller's now (the annotation has seconds).
+func resume(t *testing.T, ns string) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		p := &dcv1.RolloutPolicy{}
+		if err := c.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "fleet"}, p); err != nil {
+			return err
+		}
+		p.Annotations = map[string]string{dcv1.PolicyResumeAnnotation: clk.Now().Add(time.Second).Format(time.RFC3339)}
+		return c.Update(context.Background(), p)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// holdingReason is the reason of a policy's Holding condition when True.
+func holdingReason(s dcv1.RolloutPolicyStatus) string {
+	for _, c := range s.Conditions {
+		if c.Type == dcv1.PolicyHolding && c.Status == metav1.ConditionTrue {
+			return c.Reason
+		}
+	}
+	return ""
 }
