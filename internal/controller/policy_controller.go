@@ -47,7 +47,7 @@ func (r *policyReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 	g := r.gate
 	g.mu.Lock()
 	st := g.state(p)
-	d, err := g.decide(ctx, p, st)
+	d, err := g.decide(ctx, p, st, nil)
 	if err != nil {
 		g.mu.Unlock()
 		return reconcile.Result{}, err

@@ -167,13 +167,13 @@ func (g *policyGate) admit(ctx context.Context, p *dcv1.RolloutPolicy, dc *dcv1.
 			Since: metav1.NewTime(g.clock.Now()), Reason: dcv1.RolloutQueuedReason,
 		})
 	}
-	d, err := g.decide(ctx, p, st)
+	d, err := g.decide(ctx, p, st, dc)
 	if err != nil {
 		g.mu.Unlock()
 		return err
 	}
 	wave, admitted := d.Admit[dc.Name]
-	hold := d.Holds[dc.Name]
+	hold, held := d.Holds[dc.Name]
 	if admitted {
 		i := slices.IndexFunc(st.line, func(w dcv1.RolloutPolicyWaiter) bool { return w.Name == dc.Name })
 		if wave > 0 {
@@ -193,7 +193,12 @@ func (g *policyGate) admit(ctx context.Context, p *dcv1.RolloutPolicy, dc *dcv1.
 	if admitted {
 		return nil
 	}
-	return &QueuedError{Reason: hold.Reason, Why: fmt.Sprintf("Rollout #%d waits for RolloutPolicy %s: %s", dc.Status.LatestVersion, p.Name, hold.Why)}
+	queued := &QueuedError{Reason: hold.Reason, Why: fmt.Sprintf("Rollout #%d waits for RolloutPolicy %s: %s", dc.Status.LatestVersion, p.Name, hold.Why)}
+	if !held {
+		// Not in line after all (its deployment exists): look again soon.
+		queued.Reason, queued.Why, queued.Retry = "", fmt.Sprintf("Rollout #%d waits for RolloutPolicy %s", dc.Status.LatestVersion, p.Name), time.Second
+	}
+	return queued
 }
 
 // toldOf is what a waiter's status says of a hold: it is woken to say it
@@ -232,13 +237,18 @@ func (g *policyGate) notify(ctx context.Context, ch chan event.GenericEvent, key
 	}
 }
 
-// decide refreshes a policy's memory from the cache and decides. Called
+// decide refreshes a policy's memory from the cache and decides. asking,
+// when not nil, is the DeploymentConfig whose sync asks: its copy is newer
+// than the cache's (its sync may just have raised latestVersion). Called
 // with mu held.
-func (g *policyGate) decide(ctx context.Context, p *dcv1.RolloutPolicy, st *policyState) (rolloutpolicy.Decision, error) {
+func (g *policyGate) decide(ctx context.Context, p *dcv1.RolloutPolicy, st *policyState, asking *dcv1.DeploymentConfig) (rolloutpolicy.Decision, error) {
 	now := g.clock.Now()
 	dcs, err := g.governed(ctx, p)
 	if err != nil {
 		return rolloutpolicy.Decision{}, err
+	}
+	if asking != nil {
+		dcs[asking.Name] = asking
 	}
 	running, err := g.running(ctx, p.Namespace, dcs, st, now)
 	if err != nil {
@@ -381,6 +391,10 @@ func (g *policyGate) refreshLine(ctx context.Context, ns string, dcs map[string]
 			delete(st.told, w.Name)
 			return true
 		}
+		if dc.Status.LatestVersion < w.Version {
+			// The cache is behind the sync that put it in line.
+			return false
+		}
 		rc := types.NamespacedName{Namespace: ns, Name: deployment.Name(dc.Name, dc.Status.LatestVersion)}
 		if g.reader.Get(ctx, rc, &corev1.ReplicationController{}) == nil {
 			delete(st.told, w.Name)
@@ -389,7 +403,7 @@ func (g *policyGate) refreshLine(ctx context.Context, ns string, dcs map[string]
 		return false
 	})
 	for i := range st.line {
-		st.line[i].Version = dcs[st.line[i].Name].Status.LatestVersion
+		st.line[i].Version = max(st.line[i].Version, dcs[st.line[i].Name].Status.LatestVersion)
 	}
 }
 
