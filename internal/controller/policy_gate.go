@@ -164,7 +164,7 @@ func (g *policyGate) admit(ctx context.Context, p *dcv1.RolloutPolicy, dc *dcv1.
 	if joined {
 		st.line = append(st.line, dcv1.RolloutPolicyWaiter{
 			Name: dc.Name, Version: dc.Status.LatestVersion, Change: changeOf(dc.Status.Details),
-			Since: metav1.NewTime(g.clock.Now()), Reason: dcv1.RolloutQueuedReason,
+			Since: metav1.NewTime(g.clock.Now().Truncate(time.Second)), Reason: dcv1.RolloutQueuedReason,
 		})
 	}
 	d, err := g.decide(ctx, p, st, dc)
@@ -357,7 +357,7 @@ func (g *policyGate) recordFailures(ctx context.Context, p *dcv1.RolloutPolicy, 
 			continue
 		}
 		if !slices.ContainsFunc(st.failures, func(f dcv1.RolloutPolicyFailure) bool { return f.Name == dc.Name && f.Version == v }) {
-			st.failures = append(st.failures, dcv1.RolloutPolicyFailure{Name: dc.Name, Version: v, At: metav1.NewTime(now)})
+			st.failures = append(st.failures, dcv1.RolloutPolicyFailure{Name: dc.Name, Version: v, At: metav1.NewTime(now.Truncate(time.Second))})
 		}
 	}
 	period := rolloutpolicy.DefaultBreakerPeriod
@@ -455,20 +455,6 @@ func (g *policyGate) forget(key types.NamespacedName) []string {
 	return names
 }
 
-// busy reports whether some policy of the namespace has rollouts in line,
-// changes under way or admitted rollouts: then a rollout's end there may
-// change its decision.
-func (g *policyGate) busy(ns string) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	for key, st := range g.policies {
-		if key.Namespace == ns && (len(st.line) > 0 || len(st.changes) > 0 || len(st.admitted) > 0) {
-			return true
-		}
-	}
-	return false
-}
-
 // schedule arranges for the policy to be looked at again at t, by the
 // gate's clock, when the clock can; else the returned duration is for the
 // caller's requeue.
@@ -497,7 +483,9 @@ func (g *policyGate) schedule(ctx context.Context, key types.NamespacedName, st 
 	return 0
 }
 
-// statusOf is the policy status a decision gives.
+// statusOf is the policy status a decision gives. Its times are whole
+// seconds, as the API server keeps them, so that an unchanged status
+// compares equal to the one read back.
 func statusOf(p *dcv1.RolloutPolicy, st *policyState, d rolloutpolicy.Decision, selected, running int, now time.Time) *dcv1.RolloutPolicyStatus {
 	s := p.Status.DeepCopy()
 	s.ObservedGeneration = p.Generation
@@ -523,7 +511,7 @@ func statusOf(p *dcv1.RolloutPolicy, st *policyState, d rolloutpolicy.Decision, 
 		invalid.Status, invalid.Reason, invalid.Message = metav1.ConditionTrue, dcv1.InvalidTimeZoneReason, err.Error()
 	}
 	for _, c := range []metav1.Condition{holding, invalid} {
-		c.LastTransitionTime = metav1.NewTime(now)
+		c.LastTransitionTime = metav1.NewTime(now.Truncate(time.Second))
 		meta.SetStatusCondition(&s.Conditions, c)
 	}
 	return s

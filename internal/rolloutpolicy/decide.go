@@ -270,7 +270,8 @@ func (d *Decision) advance(spec *dcv1.RolloutPolicySpec, st State) []dcv1.Rollou
 		}
 		for ch.Stopped == "" && settled && len(ch.Started) >= cumulative(spec, ch.Wave, st.Selected) {
 			if ch.WaveCompleted == nil {
-				ch.WaveCompleted = &metav1.Time{Time: st.Now}
+				// Whole seconds, as the policy's status keeps it.
+				ch.WaveCompleted = &metav1.Time{Time: st.Now.Truncate(time.Second)}
 			}
 			end := ch.WaveCompleted.Add(soak(spec, ch.Wave))
 			if st.Now.Before(end) {
