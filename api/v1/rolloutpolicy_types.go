@@ -129,9 +129,11 @@ type RolloutWave struct {
 // +kubebuilder:validation:Enum=Monday;Tuesday;Wednesday;Thursday;Friday;Saturday;Sunday
 type Weekday string
 
-// RolloutWindow is a weekly period in which rollouts may start.
+// RolloutWindow is a period in which rollouts may start: weekly (days,
+// start and end) or a cron schedule with a duration.
 //
-// +kubebuilder:validation:XValidation:rule="self.start != self.end",message="must differ from start",fieldPath=".end"
+// +kubebuilder:validation:XValidation:rule="has(self.cron) ? (has(self.duration) && !has(self.start) && !has(self.end) && !has(self.days)) : (has(self.start) && has(self.end) && !has(self.duration))",message="set either start and end (and days), or cron and duration"
+// +kubebuilder:validation:XValidation:rule="!has(self.start) || !has(self.end) || self.start != self.end",message="must differ from start",fieldPath=".end"
 type RolloutWindow struct {
 	// Days are the days the window opens on. Absent, every day.
 	// +kubebuilder:validation:MaxItems=7
@@ -142,13 +144,30 @@ type RolloutWindow struct {
 	// Start is when the window opens, as HH:MM in the policy's time zone.
 	// +kubebuilder:validation:Pattern=`^([01][0-9]|2[0-3]):[0-5][0-9]$`
 	// +kubebuilder:validation:MaxLength=5
-	Start string `json:"start"`
+	// +optional
+	Start string `json:"start,omitempty"`
 
 	// End is when it closes, as HH:MM; an end before the start closes on
 	// the next day.
 	// +kubebuilder:validation:Pattern=`^([01][0-9]|2[0-3]):[0-5][0-9]$`
 	// +kubebuilder:validation:MaxLength=5
-	End string `json:"end"`
+	// +optional
+	End string `json:"end,omitempty"`
+
+	// Cron opens the window at each time this five-field cron expression
+	// (minute hour day-of-month month day-of-week, in the policy's time
+	// zone) matches, such as "0 22 * * 5" for Fridays at 22:00. Fields
+	// take *, numbers, ranges (1-5), lists (1,3) and steps (*/15).
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[0-9*,/ -]+$`
+	// +optional
+	Cron string `json:"cron,omitempty"`
+
+	// Duration is how long a cron window stays open, such as "4h"; at most
+	// a week.
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s') && duration(self) <= duration('168h')",message="must be more than 0s and at most 168h"
+	// +optional
+	Duration *metav1.Duration `json:"duration,omitempty"`
 }
 
 // RolloutFreeze is a period in which no rollout starts.

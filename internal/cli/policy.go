@@ -182,6 +182,10 @@ func (a *app) describePolicyRules(d *describer, p *dcv1.RolloutPolicy) {
 	d.line(0, "Waves", orNone(strings.Join(waves, ", ")))
 	var windows []string
 	for _, w := range p.Spec.Windows {
+		if w.Cron != "" {
+			windows = append(windows, fmt.Sprintf("cron %q for %s", w.Cron, deref(w.Duration).Duration))
+			continue
+		}
 		days := "every day"
 		if len(w.Days) > 0 {
 			var ds []string

@@ -250,3 +250,58 @@ func TestSchedule(t *testing.T) {
 		t.Error("an unknown time zone was accepted")
 	}
 }
+
+func TestCronWindow(t *testing.T) {
+	spec := dcv1.RolloutPolicySpec{TimeZone: "Europe/Berlin",
+		Windows: []dcv1.RolloutWindow{{Cron: "0 22 * * 5", Duration: &metav1.Duration{Duration: 4 * time.Hour}}}}
+	sched, err := NewSchedule(&spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	berlin, _ := time.LoadLocation("Europe/Berlin")
+	at := func(d, h, min int) time.Time { return time.Date(2026, 12, d, h, min, 0, 0, berlin) }
+	cases := []struct {
+		now      time.Time
+		open     bool
+		nextOpen time.Time
+	}{
+		{at(4, 21, 59), false, at(4, 22, 0)}, // Friday, a minute before
+		{at(4, 23, 0), true, at(4, 23, 0)},
+		{at(5, 1, 59), true, at(5, 1, 59)},  // Saturday morning, still open
+		{at(5, 2, 0), false, at(11, 22, 0)}, // closed: next Friday
+	}
+	for _, tc := range cases {
+		if got := sched.Open(tc.now); got != tc.open {
+			t.Errorf("Open(%s) = %v, want %v", tc.now, got, tc.open)
+		}
+		if next, ok := sched.NextOpen(tc.now); !ok || !next.Equal(tc.nextOpen) {
+			t.Errorf("NextOpen(%s) = %s %v, want %s", tc.now, next, ok, tc.nextOpen)
+		}
+	}
+}
+
+func TestParseCron(t *testing.T) {
+	cases := []struct {
+		expr    string
+		wantErr bool
+	}{
+		{"*/15 9-17 * * 1-5", false},
+		{"0 0 1,15 * *", false},
+		{"0 0 * * 7", false},
+		{"0 0 * *", true},
+		{"60 0 * * *", true},
+		{"0 5-3 * * *", true},
+		{"*/0 * * * *", true},
+		{"0 0 * 13 *", true},
+	}
+	for _, tc := range cases {
+		_, err := parseCron(tc.expr)
+		if (err != nil) != tc.wantErr {
+			t.Errorf("parseCron(%q) error %v, want error %v", tc.expr, err, tc.wantErr)
+		}
+	}
+	sunday := time.Date(2026, 12, 6, 0, 0, 0, 0, time.UTC)
+	if c, _ := parseCron("0 0 * * 7"); !c.matches(sunday) {
+		t.Error("day-of-week 7 does not match a Sunday")
+	}
+}

@@ -20,19 +20,22 @@ type Schedule struct {
 	freezes []dcv1.RolloutFreeze
 }
 
-// window is a weekly window in minutes since midnight; end <= start spans
-// midnight.
+// window is a weekly window in minutes since midnight (end <= start spans
+// midnight), or a cron window open for dur from each match.
 type window struct {
 	days       map[time.Weekday]bool
 	start, end int
+	cron       *cronSpec
+	dur        time.Duration
 }
 
 // maxWindowSearch bounds how far ahead NextOpen looks: a week of windows
 // plus the longest freezes anyone plans.
 const maxWindowSearch = 2 * 366 * 24 * time.Hour
 
-// NewSchedule parses a policy's windows, freezes and time zone. The only
-// error is an unknown time zone: the CRD's schema checks the rest.
+// NewSchedule parses a policy's windows, freezes and time zone. Its errors
+// are an unknown time zone and a cron expression the schema's pattern let
+// through but that does not parse.
 func NewSchedule(spec *dcv1.RolloutPolicySpec) (*Schedule, error) {
 	loc := time.UTC
 	if spec.TimeZone != "" {
@@ -44,6 +47,18 @@ func NewSchedule(spec *dcv1.RolloutPolicySpec) (*Schedule, error) {
 	}
 	s := &Schedule{loc: loc, freezes: spec.Freezes}
 	for _, w := range spec.Windows {
+		if w.Cron != "" {
+			c, err := parseCron(w.Cron)
+			if err != nil {
+				return nil, fmt.Errorf("spec.windows: %w", err)
+			}
+			dur := maxCronWindow
+			if w.Duration != nil && w.Duration.Duration > 0 && w.Duration.Duration < maxCronWindow {
+				dur = w.Duration.Duration
+			}
+			s.windows = append(s.windows, window{cron: c, dur: dur})
+			continue
+		}
 		start, err1 := minuteOfDay(w.Start)
 		end, err2 := minuteOfDay(w.End)
 		if err1 != nil || err2 != nil {
@@ -101,6 +116,12 @@ func (s *Schedule) inWindow(t time.Time) bool {
 	minute := local.Hour()*60 + local.Minute()
 	yesterday := local.AddDate(0, 0, -1).Weekday()
 	for _, w := range s.windows {
+		if w.cron != nil {
+			if w.cron.openAt(local, w.dur) {
+				return true
+			}
+			continue
+		}
 		on := func(d time.Weekday) bool { return len(w.days) == 0 || w.days[d] }
 		if w.start < w.end {
 			if on(local.Weekday()) && minute >= w.start && minute < w.end {
@@ -152,10 +173,17 @@ func (s *Schedule) nextBoundary(t time.Time) (time.Time, bool) {
 		consider(f.End.Time)
 	}
 	local := t.In(s.loc)
+	for _, w := range s.windows {
+		if w.cron != nil {
+			if next, ok := w.cron.next(local); ok {
+				consider(next)
+			}
+		}
+	}
 	for day := 0; day <= 7 && len(s.windows) > 0; day++ {
 		d := time.Date(local.Year(), local.Month(), local.Day()+day, 0, 0, 0, 0, s.loc)
 		for _, w := range s.windows {
-			if len(w.days) == 0 || w.days[d.Weekday()] {
+			if w.cron == nil && (len(w.days) == 0 || w.days[d.Weekday()]) {
 				consider(time.Date(d.Year(), d.Month(), d.Day(), w.start/60, w.start%60, 0, 0, s.loc))
 			}
 		}

@@ -375,3 +375,40 @@ func holdingReason(s dcv1.RolloutPolicyStatus) string {
 	}
 	return ""
 }
+
+// TestValidation: the API server refuses policies it could not follow, and
+// says which field and what was expected.
+func TestValidation(t *testing.T) {
+	ns := newNamespace(t)
+	cases := []struct {
+		name string
+		spec dcv1.RolloutPolicySpec
+		want string
+	}{
+		{"a zero maxConcurrent", dcv1.RolloutPolicySpec{MaxConcurrent: intOrString("0")}, "spec.maxConcurrent: Invalid value"},
+		{"a percentage above 100", dcv1.RolloutPolicySpec{MaxConcurrent: intOrString("150%")}, "spec.maxConcurrent"},
+		{"a wave without size before the last", dcv1.RolloutPolicySpec{Waves: []dcv1.RolloutWave{{}, {Size: intOrString("1")}}}, "only the last wave may omit size"},
+		{"a window of 25 o'clock", dcv1.RolloutPolicySpec{Windows: []dcv1.RolloutWindow{{Start: "25:00", End: "02:00"}}}, "spec.windows[0].start"},
+		{"a window that both is weekly and cron", dcv1.RolloutPolicySpec{Windows: []dcv1.RolloutWindow{{Start: "09:00", End: "17:00", Cron: "0 9 * * *"}}}, "set either start and end (and days), or cron and duration"},
+		{"a cron window of two weeks", dcv1.RolloutPolicySpec{Windows: []dcv1.RolloutWindow{{Cron: "0 9 * * *", Duration: &metav1.Duration{Duration: 336 * time.Hour}}}}, "at most 168h"},
+		{"a freeze that ends before it starts", dcv1.RolloutPolicySpec{Freezes: []dcv1.RolloutFreeze{{Start: metav1.NewTime(clk.Now()), End: metav1.NewTime(clk.Now().Add(-time.Hour))}}}, "spec.freezes[0].end: Invalid value"},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.spec.Selector = metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "a"}}
+			p := &dcv1.RolloutPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("p%d", i)}, Spec: tc.spec}
+			err := c.Create(context.Background(), p)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("create: %v; want an error with %q", err, tc.want)
+			}
+		})
+	}
+	ok := &dcv1.RolloutPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ok"}, Spec: dcv1.RolloutPolicySpec{
+		MaxConcurrent: intOrString("10%"),
+		Waves:         []dcv1.RolloutWave{{Size: intOrString("1"), Soak: &metav1.Duration{Duration: time.Minute}}, {}},
+		Windows:       []dcv1.RolloutWindow{{Days: []dcv1.Weekday{"Monday"}, Start: "22:00", End: "02:00"}, {Cron: "0 9 * * 1-5", Duration: &metav1.Duration{Duration: 8 * time.Hour}}},
+	}}
+	if err := c.Create(context.Background(), ok); err != nil {
+		t.Fatalf("a valid policy was refused: %v", err)
+	}
+}
