@@ -341,9 +341,9 @@ func (g *policyGate) running(ctx context.Context, ns string, dcs map[string]*dcv
 	return n, nil
 }
 
-// recordFailures adds the governed DeploymentConfigs whose latest rollout
-// failed to the policy's failures, and forgets those no change needs and
-// the circuit breaker no longer counts.
+// recordFailures adds the governed DeploymentConfigs whose latest rollout,
+// created since the policy, failed to the policy's failures, and forgets
+// those no change needs and the circuit breaker no longer counts.
 func (g *policyGate) recordFailures(ctx context.Context, p *dcv1.RolloutPolicy, dcs map[string]*dcv1.DeploymentConfig, st *policyState, now time.Time) error {
 	list := &corev1.ReplicationControllerList{}
 	if err := g.reader.List(ctx, list, client.InNamespace(p.Namespace), client.MatchingFields{rcRunning: "failed"}); err != nil {
@@ -353,7 +353,9 @@ func (g *policyGate) recordFailures(ctx context.Context, p *dcv1.RolloutPolicy, 
 		rc := &list.Items[i]
 		dc := dcs[rc.Labels[dcv1.DeploymentConfigLabel]]
 		v := deployment.Version(rc)
-		if dc == nil || dc.Status.LatestVersion != v {
+		// A rollout created before the policy is not one of its own: its
+		// failure, of unknown age, opens no breaker.
+		if dc == nil || dc.Status.LatestVersion != v || rc.CreationTimestamp.Before(&p.CreationTimestamp) {
 			continue
 		}
 		if !slices.ContainsFunc(st.failures, func(f dcv1.RolloutPolicyFailure) bool { return f.Name == dc.Name && f.Version == v }) {
