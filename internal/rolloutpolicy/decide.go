@@ -94,22 +94,14 @@ func Decide(spec *dcv1.RolloutPolicySpec, sched *Schedule, st State) Decision {
 		d.Changes = st.Changes
 		return d
 	}
-	overridden := spec.OverrideUntil != nil && st.Now.Before(spec.OverrideUntil.Time)
-	if overridden {
+	if spec.OverrideUntil != nil && st.Now.Before(spec.OverrideUntil.Time) {
+		// Break-glass: windows, freezes and the breaker hold nothing.
 		d.wakeAt(spec.OverrideUntil.Time)
+	} else if d.Holding = d.windowHold(sched, st.Now); d.Holding == nil {
+		d.Holding = d.breakerHold(spec.CircuitBreaker, st)
 	}
-	if !overridden {
-		d.Holding = d.windowHold(sched, st.Now)
-		if d.Holding == nil {
-			d.Holding = d.breakerHold(spec.CircuitBreaker, st)
-		}
-	}
-	changes := map[string]*dcv1.RolloutPolicyChange{}
 	if len(spec.Waves) > 0 {
 		d.Changes = d.advance(spec, st)
-		for i := range d.Changes {
-			changes[d.Changes[i].Name] = &d.Changes[i]
-		}
 	}
 	limit := math.MaxInt
 	if spec.MaxConcurrent != nil {
@@ -125,15 +117,8 @@ func Decide(spec *dcv1.RolloutPolicySpec, sched *Schedule, st State) Decision {
 			continue
 		}
 		var wave int32
-		if ch, waves := changes[w.Change], len(spec.Waves) > 0 && w.Change != ""; waves {
-			if ch == nil {
-				d.Changes = append(d.Changes, dcv1.RolloutPolicyChange{Name: w.Change, Wave: 1})
-				ch = &d.Changes[len(d.Changes)-1]
-				// The slice may have moved: take the map's pointers again.
-				for i := range d.Changes {
-					changes[d.Changes[i].Name] = &d.Changes[i]
-				}
-			}
+		if len(spec.Waves) > 0 && w.Change != "" {
+			ch := d.change(w.Change)
 			if hold, ok := waveHold(spec, ch); ok {
 				d.Holds[w.Name] = hold
 				continue
@@ -160,6 +145,17 @@ func Decide(spec *dcv1.RolloutPolicySpec, sched *Schedule, st State) Decision {
 		d.Admit[w.Name] = wave
 	}
 	return d
+}
+
+// change returns the named change, a new one at wave 1 if there is none.
+func (d *Decision) change(name string) *dcv1.RolloutPolicyChange {
+	for i := range d.Changes {
+		if d.Changes[i].Name == name {
+			return &d.Changes[i]
+		}
+	}
+	d.Changes = append(d.Changes, dcv1.RolloutPolicyChange{Name: name, Wave: 1})
+	return &d.Changes[len(d.Changes)-1]
 }
 
 // Start records that a waiter the decision admitted started, in its
