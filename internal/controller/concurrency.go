@@ -12,7 +12,6 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
@@ -376,5 +375,6 @@ func gateSource(g *rolloutGate) source.Source {
 	if g != nil {
 		wake = g.wake
 	}
-	return source.Channel(wake, &handler.EnqueueRequestForObject{})
+	// A woken waiter starts a rollout: it goes ahead of the bookkeeping.
+	return source.Channel(wake, enqueueByPriority(requestFor, sourceStartsRollout))
 }

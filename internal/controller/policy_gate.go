@@ -70,7 +70,7 @@ func newPolicyGate(reader client.Reader, clk clock.PassiveClock, wakeDC chan eve
 // its namespace that select it, the first by name; nil when none does.
 func (g *policyGate) policyFor(ctx context.Context, dc *dcv1.DeploymentConfig) (*dcv1.RolloutPolicy, error) {
 	list := &dcv1.RolloutPolicyList{}
-	if err := g.reader.List(ctx, list, client.InNamespace(dc.Namespace)); err != nil {
+	if err := g.reader.List(ctx, list, client.InNamespace(dc.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 		if meta.IsNoMatchError(err) {
 			// The RolloutPolicy CRD is not installed: no policy governs.
 			return nil, nil
@@ -292,18 +292,21 @@ func resumedAt(p *dcv1.RolloutPolicy) time.Time {
 	return t
 }
 
-// governed returns the DeploymentConfigs the policy governs, by name.
+// governed returns the DeploymentConfigs the policy governs, by name. Its
+// lists, as every list of the gate's, share the cache's objects (no deep
+// copy: a decision reads DCs of a whole namespace); nothing here writes
+// them.
 func (g *policyGate) governed(ctx context.Context, p *dcv1.RolloutPolicy) (map[string]*dcv1.DeploymentConfig, error) {
 	sel, err := metav1.LabelSelectorAsSelector(&p.Spec.Selector)
 	if err != nil {
 		return nil, fmt.Errorf("spec.selector of rolloutpolicy %s/%s: %w", p.Namespace, p.Name, err)
 	}
 	list := &dcv1.DeploymentConfigList{}
-	if err := g.reader.List(ctx, list, client.InNamespace(p.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+	if err := g.reader.List(ctx, list, client.InNamespace(p.Namespace), client.MatchingLabelsSelector{Selector: sel}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("list deploymentconfigs of rolloutpolicy %s/%s: %w", p.Namespace, p.Name, err)
 	}
 	policies := &dcv1.RolloutPolicyList{}
-	if err := g.reader.List(ctx, policies, client.InNamespace(p.Namespace)); err != nil {
+	if err := g.reader.List(ctx, policies, client.InNamespace(p.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("list rolloutpolicies of %s: %w", p.Namespace, err)
 	}
 	out := map[string]*dcv1.DeploymentConfig{}
@@ -320,7 +323,7 @@ func (g *policyGate) governed(ctx context.Context, p *dcv1.RolloutPolicy) (map[s
 // those admitted that the cache does not show yet.
 func (g *policyGate) running(ctx context.Context, ns string, dcs map[string]*dcv1.DeploymentConfig, st *policyState, now time.Time) (int, error) {
 	list := &corev1.ReplicationControllerList{}
-	if err := g.reader.List(ctx, list, client.InNamespace(ns), client.MatchingFields{rcRunning: "true"}); err != nil {
+	if err := g.reader.List(ctx, list, client.InNamespace(ns), client.MatchingFields{rcRunning: "true"}, client.UnsafeDisableDeepCopy); err != nil {
 		return 0, fmt.Errorf("list running deployments of %s: %w", ns, err)
 	}
 	shown := map[string]bool{}
@@ -346,7 +349,7 @@ func (g *policyGate) running(ctx context.Context, ns string, dcs map[string]*dcv
 // those no change needs and the circuit breaker no longer counts.
 func (g *policyGate) recordFailures(ctx context.Context, p *dcv1.RolloutPolicy, dcs map[string]*dcv1.DeploymentConfig, st *policyState, now time.Time) error {
 	list := &corev1.ReplicationControllerList{}
-	if err := g.reader.List(ctx, list, client.InNamespace(p.Namespace), client.MatchingFields{rcRunning: "failed"}); err != nil {
+	if err := g.reader.List(ctx, list, client.InNamespace(p.Namespace), client.MatchingFields{rcRunning: "failed"}, client.UnsafeDisableDeepCopy); err != nil {
 		return fmt.Errorf("list failed deployments of %s: %w", p.Namespace, err)
 	}
 	for i := range list.Items {
