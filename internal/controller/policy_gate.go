@@ -488,6 +488,10 @@ func (g *policyGate) schedule(ctx context.Context, key types.NamespacedName, st 
 	return 0
 }
 
+// maxStatusLine and maxStatusFailures are the maxItems of the policy
+// status's line and failures.
+const maxStatusLine, maxStatusFailures = 5000, 5000
+
 // statusOf is the policy status a decision gives. Its times are whole
 // seconds, as the API server keeps them, so that an unchanged status
 // compares equal to the one read back.
@@ -495,9 +499,11 @@ func statusOf(p *dcv1.RolloutPolicy, st *policyState, d rolloutpolicy.Decision, 
 	s := p.Status.DeepCopy()
 	s.ObservedGeneration = p.Generation
 	s.Selected, s.Running, s.Waiting = int32(selected), int32(running), int32(len(st.line))
-	s.Line = slices.Clone(st.line)
+	// Within the status's bounds (its maxItems): beyond them the line is
+	// kept in memory only, and a restart puts those waiters at its end.
+	s.Line = slices.Clone(st.line[:min(len(st.line), maxStatusLine)])
 	s.Changes = d.Changes
-	s.Failures = slices.Clone(st.failures)
+	s.Failures = slices.Clone(st.failures[max(0, len(st.failures)-maxStatusFailures):])
 	s.NextWindow = nil
 	if d.NextWindow != nil {
 		s.NextWindow = &metav1.Time{Time: *d.NextWindow}

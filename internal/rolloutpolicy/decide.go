@@ -52,12 +52,10 @@ func Key(name string, version int64) string { return fmt.Sprintf("%s/%d", name, 
 type Hold struct {
 	// Reason is the Progressing condition's reason.
 	Reason string
-	// Why completes "Rollout #N waits for RolloutPolicy P: ...". It
-	// changes only when the hold does, so that a waiter is woken to
-	// report it only then.
+	// Why completes "Rollout #N waits for RolloutPolicy P: ...", with
+	// when it starts where known. It changes only when the hold does, so
+	// that a waiter is woken to report it only then.
 	Why string
-	// Until is when it may start, where known.
-	Until *time.Time
 }
 
 // Decision is what may start now, why the others wait, and the changes'
@@ -183,7 +181,6 @@ func (d *Decision) windowHold(sched *Schedule, now time.Time) *Hold {
 	hold := &Hold{Reason: dcv1.AwaitingWindowReason}
 	next, ok := sched.NextOpen(now)
 	if ok {
-		hold.Until = &next
 		d.NextWindow = &next
 		d.wakeAt(next)
 	}
@@ -227,7 +224,7 @@ func (d *Decision) breakerHold(cb *dcv1.RolloutCircuitBreaker, st State) *Hold {
 	}
 	// It closes when enough of the oldest have aged out.
 	until := counted[len(counted)-threshold].At.Add(period)
-	return &Hold{Reason: dcv1.CircuitOpenReason, Until: &until,
+	return &Hold{Reason: dcv1.CircuitOpenReason,
 		Why: fmt.Sprintf("its circuit breaker is open: %d rollouts failed within %s (the latest %s #%d); it closes at %s, or on 'kubectl dc policy resume'",
 			len(counted), period, counted[len(counted)-1].Name, counted[len(counted)-1].Version, until.UTC().Format(time.RFC3339))}
 }
@@ -290,7 +287,7 @@ func waveHold(spec *dcv1.RolloutPolicySpec, ch *dcv1.RolloutPolicyChange) (Hold,
 			Why: fmt.Sprintf("the rollout of %s failed in wave %d of change %q, which stops the later waves; 'kubectl dc policy resume' goes on", ch.Stopped, ch.Wave, ch.Name)}, true
 	case ch.WaveCompleted != nil:
 		end := ch.WaveCompleted.Add(soak(spec, ch.Wave))
-		return Hold{Reason: dcv1.AwaitingWaveReason, Until: &end,
+		return Hold{Reason: dcv1.AwaitingWaveReason,
 			Why: fmt.Sprintf("wave %d of change %q soaks; wave %d starts at %s", ch.Wave, ch.Name, ch.Wave+1, end.UTC().Format(time.RFC3339))}, true
 	}
 	return Hold{}, false
