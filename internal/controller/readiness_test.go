@@ -181,25 +181,6 @@ func TestKstatusCreateError(t *testing.T) {
 	}
 }
 
-// TestKstatusQueuedByPolicy: a rollout a RolloutPolicy holds is InProgress,
-// and kstatus tools show which policy holds it and why.
-func TestKstatusQueuedByPolicy(t *testing.T) {
-	dc := withVersion(testDC(nil), 1)
-	dc.Generation = 1
-	why := "Rollout #1 waits for RolloutPolicy fleet: freeze \"year-end\" until 2027-01-04T00:00:00Z; it starts at 2027-01-04T00:00:00Z"
-	dc.Status = computeStatus(dc, nil, &QueuedError{Reason: dcv1.AwaitingWindowReason, Why: why}, metav1.Now())
-	res := computeKstatus(t, dc)
-	if res.Status != kstatus.InProgressStatus || res.Message != why {
-		t.Errorf("kstatus %s %q, want InProgress %q", res.Status, res.Message, why)
-	}
-	if c := findCondition(dc.Status.Conditions, dcv1.DeploymentReconciling); c == nil || c.Reason != dcv1.AwaitingWindowReason {
-		t.Errorf("Reconciling %+v, want reason %s", c, dcv1.AwaitingWindowReason)
-	}
-	if c := findCondition(dc.Status.Conditions, dcv1.DeploymentProgressing); c == nil || c.Status != corev1.ConditionUnknown || c.Reason != dcv1.AwaitingWindowReason {
-		t.Errorf("Progressing %+v, want Unknown %s", c, dcv1.AwaitingWindowReason)
-	}
-}
-
 // awaiting returns the running deployment of dc at version 2 as the
 // deployer leaves it while it waits: step (empty for blue-green) of steps,
 // paused since a minute ago, with a pause reason and duration when set.
