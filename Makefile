@@ -31,7 +31,7 @@ generate: tools-codegen ## Regenerate deepcopy, CRD and RBAC from the code's mar
 	$(BIN)/controller-gen crd:generateEmbeddedObjectMeta=true paths=./api/... output:crd:artifacts:config=config/crd/bases
 	$(BIN)/controller-gen rbac:roleName=dc-controller paths=./internal/controller/... output:rbac:artifacts:config=config/rbac
 	go run ./hack/crdlimits config/crd/bases/apps.deployconfig.io_deploymentconfigs.yaml
-	cp config/crd/bases/apps.deployconfig.io_deploymentconfigs.yaml charts/deployconfig/crds/
+	cp config/crd/bases/apps.deployconfig.io_deploymentconfigs.yaml config/crd/bases/apps.deployconfig.io_rolloutpolicies.yaml charts/deployconfig/crds/
 	go run ./hack/chartrbac config/rbac/role.yaml charts/deployconfig/templates/rbac.yaml
 
 .PHONY: tools

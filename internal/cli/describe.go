@@ -63,6 +63,9 @@ func (a *app) describe(ctx context.Context, name string) error {
 	}
 	d := newDescriber(a.Streams.Out)
 	a.describeConfig(d, dc)
+	if p := governingPolicy(ctx, c, dc); p != nil {
+		d.line(0, "Rollout Policy", policyLine(p, dc))
+	}
 	describeConditions(d, dc.Status.Conditions)
 	a.describeDeployments(d, dc, rcs, pods)
 	a.describeEvents(d, events)

@@ -62,8 +62,9 @@ func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
 	var dcs []client.Object
 	var core []runtime.Object
 	for _, obj := range objs {
-		if dc, ok := obj.(*dcv1.DeploymentConfig); ok {
-			dcs = append(dcs, dc)
+		switch o := obj.(type) {
+		case *dcv1.DeploymentConfig, *dcv1.RolloutPolicy:
+			dcs = append(dcs, o.(client.Object))
 			continue
 		}
 		core = append(core, obj)
@@ -73,7 +74,7 @@ func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
 		scheme: scheme,
 		kube:   kubefake.NewClientset(core...),
 		dc: ctrlfake.NewClientBuilder().WithScheme(scheme).WithObjects(dcs...).
-			WithStatusSubresource(&dcv1.DeploymentConfig{}).Build(),
+			WithStatusSubresource(&dcv1.DeploymentConfig{}, &dcv1.RolloutPolicy{}).Build(),
 	}
 }
 

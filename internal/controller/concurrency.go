@@ -12,7 +12,6 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
@@ -60,17 +59,28 @@ func indexRCRunning(o client.Object) []string {
 	return nil
 }
 
-// QueuedError says a rollout waits for the concurrency limits.
+// QueuedError says a rollout waits for the concurrency limits or for its
+// RolloutPolicy.
 type QueuedError struct {
+	// Reason is the Progressing condition's reason; empty is RolloutQueued.
+	Reason string
 	// Why says which limit holds it and where it stands.
 	Why string
+	// Retry is when the sync looks again by itself; zero when what it
+	// waits for wakes it.
+	Retry time.Duration
 }
 
 // Error is the message of the Progressing condition.
 func (e *QueuedError) Error() string { return e.Why }
 
 // ConditionReason is the Progressing condition's reason.
-func (e *QueuedError) ConditionReason() string { return dcv1.RolloutQueuedReason }
+func (e *QueuedError) ConditionReason() string {
+	if e.Reason == "" {
+		return dcv1.RolloutQueuedReason
+	}
+	return e.Reason
+}
 
 // rolloutGate admits rollouts under RolloutLimits. It keeps, in memory, the
 // order in which DeploymentConfigs started waiting (a restart rebuilds it
@@ -79,8 +89,11 @@ func (e *QueuedError) ConditionReason() string { return dcv1.RolloutQueuedReason
 // cache.
 type rolloutGate struct {
 	limits RolloutLimits
-	reader client.Reader
-	clock  clock.PassiveClock
+	// policies admits the DeploymentConfigs a RolloutPolicy governs; the
+	// limits, the cluster's default policy, govern the others.
+	policies *policyGate
+	reader   client.Reader
+	clock    clock.PassiveClock
 	// wake receives the DeploymentConfigs that a freed slot admits.
 	wake chan event.GenericEvent
 
@@ -103,9 +116,10 @@ type admission struct {
 const admittedGrace = time.Minute
 
 func newRolloutGate(limits RolloutLimits, reader client.Reader, clk clock.PassiveClock) *rolloutGate {
+	wake := make(chan event.GenericEvent, 1024)
 	return &rolloutGate{
-		limits: limits, reader: reader, clock: clk,
-		wake:     make(chan event.GenericEvent, 1024),
+		limits: limits, reader: reader, clock: clk, wake: wake,
+		policies: newPolicyGate(reader, clk, wake),
 		waiting:  map[types.NamespacedName]uint64{},
 		admitted: map[types.NamespacedName]admission{},
 	}
@@ -168,11 +182,34 @@ func failedElsewhere(failed []types.NamespacedName, key types.NamespacedName) bo
 	return false
 }
 
+// leave takes a DeploymentConfig out of line: its sync no longer asks for
+// admission (admissionSync).
+func (g *rolloutGate) leave(ctx context.Context, key types.NamespacedName) {
+	g.mu.Lock()
+	delete(g.waiting, key)
+	g.mu.Unlock()
+	g.policies.leave(ctx, key)
+}
+
 // admit decides whether the DeploymentConfig may create the deployment of
 // its latest version now. When it may not, it waits in line and the error
-// says why; a freed slot wakes it (wakeWaiters).
+// says why; a freed slot wakes it (wakeWaiters, or the policy controller
+// for a DeploymentConfig a RolloutPolicy governs).
 func (g *rolloutGate) admit(ctx context.Context, dc *dcv1.DeploymentConfig) error {
 	if g == nil {
+		return nil
+	}
+	if asked, ok := ctx.Value(askedKey{}).(*bool); ok {
+		*asked = true
+	}
+	p, err := g.policies.policyFor(ctx, dc)
+	if err != nil {
+		return err
+	}
+	if p != nil {
+		return g.policies.admit(ctx, p, dc)
+	}
+	if !g.limits.enabled() {
 		return nil
 	}
 	key := types.NamespacedName{Namespace: dc.Namespace, Name: dc.Name}
@@ -191,7 +228,7 @@ func (g *rolloutGate) admit(ctx context.Context, dc *dcv1.DeploymentConfig) erro
 		g.admitted[key] = admission{rc: deployment.Name(dc.Name, dc.Status.LatestVersion), at: g.clock.Now()}
 		return nil
 	}
-	return &QueuedError{Why: g.why(dc, state, waiters)}
+	return &QueuedError{Why: g.why(dc, state, waiters), Retry: queuedRetry}
 }
 
 // why says which limit holds a rollout, and its place in line.
@@ -290,10 +327,11 @@ func (g *rolloutGate) failedLatest(ctx context.Context) ([]types.NamespacedName,
 }
 
 // stillWaiting reports whether a waiter still has a deployment to create:
-// it exists, and the deployment of its latest version does not.
+// it exists, is not paused, and the deployment of its latest version does
+// not exist.
 func (g *rolloutGate) stillWaiting(ctx context.Context, key types.NamespacedName) bool {
 	dc := &dcv1.DeploymentConfig{}
-	if err := g.reader.Get(ctx, key, dc); err != nil || dc.DeletionTimestamp != nil || dc.Status.LatestVersion == 0 {
+	if err := g.reader.Get(ctx, key, dc); err != nil || dc.DeletionTimestamp != nil || dc.Spec.Paused || dc.Status.LatestVersion == 0 {
 		return false
 	}
 	return !g.exists(ctx, types.NamespacedName{Namespace: key.Namespace, Name: deployment.Name(dc.Name, dc.Status.LatestVersion)})
@@ -337,5 +375,6 @@ func gateSource(g *rolloutGate) source.Source {
 	if g != nil {
 		wake = g.wake
 	}
-	return source.Channel(wake, &handler.EnqueueRequestForObject{})
+	// A woken waiter starts a rollout: it goes ahead of the bookkeeping.
+	return source.Channel(wake, enqueueByPriority(requestFor, sourceStartsRollout))
 }

@@ -154,8 +154,8 @@ func (r *DeploymentConfigReconciler) Reconcile(ctx context.Context, req reconcil
 		}
 		result, err := r.writeStatus(ctx, dc, original, rcs, createErr)
 		if queued := (*QueuedError)(nil); err == nil && errors.As(createErr, &queued) {
-			// A freed slot wakes it (rolloutGate.wakeWaiters).
-			return reconcile.Result{RequeueAfter: queuedRetry}, nil
+			// What it waits for wakes it (rolloutGate.admit).
+			return reconcile.Result{RequeueAfter: queued.Retry}, nil
 		}
 		if err == nil && createErr != nil {
 			// The error requeues the sync; a Requeue result would be ignored.

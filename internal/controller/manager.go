@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -93,6 +94,10 @@ type Options struct {
 	// MaxControllerRollouts bounds the rollouts run in the controller at
 	// once; zero means DefaultMaxControllerRollouts.
 	MaxControllerRollouts int
+	// SkipNameValidation lets a manager start in a process where an
+	// earlier one ran (a test that restarts dc-controller): controller
+	// names are otherwise unique per process, for their metrics.
+	SkipNameValidation bool
 }
 
 // LeaderElectionID names the Lease replicas of dc-controller elect through.
@@ -163,6 +168,7 @@ func managerOptions(opts Options, scheme *runtime.Scheme) ctrl.Options {
 		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
 		GracefulShutdownTimeout:       ptr(GracefulShutdownTimeout),
+		Controller:                    config.Controller{SkipNameValidation: ptr(opts.SkipNameValidation)},
 	}
 }
 
@@ -297,9 +303,8 @@ func setup(mgr manager.Manager, opts Options) error {
 		Client: dcClient, APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: opts.Clock, access: access,
 		invalid: newInvalidAnalyses(), memo: newSourceMemo(), keys: newSnapshotKeys(),
 	}
-	if opts.RolloutLimits.enabled() {
-		dcReconciler.gate = newRolloutGate(opts.RolloutLimits, mgr.GetCache(), opts.Clock)
-	}
+	// Always a gate: RolloutPolicies may govern rollouts without any flag.
+	dcReconciler.gate = newRolloutGate(opts.RolloutLimits, mgr.GetCache(), opts.Clock)
 	// Watches rather than For: For's handler gives every event of the
 	// DeploymentConfig itself the default priority.
 	err = ctrl.NewControllerManagedBy(mgr).
@@ -314,9 +319,13 @@ func setup(mgr manager.Manager, opts Options) error {
 		Watches(&corev1.ConfigMap{}, enqueueByPriority(deploymentConfigsOfSource(mgr.GetCache(), "ConfigMap"), sourceStartsRollout), builder.OnlyMetadata).
 		WatchesRawSource(gateSource(dcReconciler.gate)).
 		WithOptions(workerOptions(mgr, "deploymentconfig", dcv1.GroupVersion.WithKind("DeploymentConfig"), opts.Workers)).
-		Complete(afterSync{Reconciler: dcReconciler, reader: mgr.GetCache(), secretInterval: opts.SnapshotSecretInterval, gate: dcReconciler.gate})
+		Complete(afterSync{Reconciler: admissionSync{Reconciler: dcReconciler, gate: dcReconciler.gate}, reader: mgr.GetCache(), secretInterval: opts.SnapshotSecretInterval, gate: dcReconciler.gate})
 	if err != nil {
 		return fmt.Errorf("set up deploymentconfig controller: %w", err)
+	}
+
+	if err := setupPolicies(mgr, dcReconciler.gate.policies); err != nil {
+		return err
 	}
 
 	deployerClient, err := controllerClient(mgr)
@@ -374,6 +383,11 @@ func setup(mgr manager.Manager, opts Options) error {
 	if err := metrics.Registry.Register(collector); err != nil {
 		return fmt.Errorf("register metrics: %w", err)
 	}
+	// A stopped manager takes its collector along, so that a later one in
+	// the same process (SkipNameValidation) registers its own.
+	if err := mgr.Add(unregisterOnStop{collector}); err != nil {
+		return fmt.Errorf("add the metrics collector: %w", err)
+	}
 	if err := metrics.Registry.Register(runner.inFlight); err != nil {
 		// A second manager in one process (tests) shares the first's gauge.
 		var registered prometheus.AlreadyRegisteredError
@@ -392,6 +406,19 @@ func setup(mgr manager.Manager, opts Options) error {
 		return nil
 	})
 }
+
+// unregisterOnStop unregisters a collector when the manager stops.
+type unregisterOnStop struct{ prometheus.Collector }
+
+// Start waits for the manager to stop.
+func (u unregisterOnStop) Start(ctx context.Context) error {
+	<-ctx.Done()
+	metrics.Registry.Unregister(u.Collector)
+	return nil
+}
+
+// NeedLeaderElection is false: the collector is registered on every replica.
+func (unregisterOnStop) NeedLeaderElection() bool { return false }
 
 // setupSettledScale runs settledScaleReconciler on its own small cache of
 // settled RCs that have pods: the manager's cache leaves settled RCs out.

@@ -19,6 +19,8 @@ import (
 // +kubebuilder:rbac:groups=apps.deployconfig.io,resources=deploymentconfigs,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=apps.deployconfig.io,resources=deploymentconfigs/status,verbs=get;update
 // +kubebuilder:rbac:groups=apps.deployconfig.io,resources=deploymentconfigs/finalizers,verbs=update
+// +kubebuilder:rbac:groups=apps.deployconfig.io,resources=rolloutpolicies,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps.deployconfig.io,resources=rolloutpolicies/status,verbs=get;update
 // +kubebuilder:rbac:groups="",resources=replicationcontrollers,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=replicationcontrollers/scale,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete

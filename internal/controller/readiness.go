@@ -51,6 +51,7 @@ func reconciling(reason, format string, args ...any) readyState {
 // the deployment of status.latestVersion (nil when not created yet).
 func readiness(dc *dcv1.DeploymentConfig, status *dcv1.DeploymentConfigStatus, latest *corev1.ReplicationController, createErr error) readyState {
 	version := status.LatestVersion
+	queued := (*QueuedError)(nil)
 	switch {
 	case dc.Spec.Paused:
 		return reconciling(dcv1.PausedReason, "Deployment config is paused: nothing rolls out until 'kubectl dc rollout resume %s'", dc.Name)
@@ -73,6 +74,10 @@ func readiness(dc *dcv1.DeploymentConfig, status *dcv1.DeploymentConfigStatus, l
 	case latest == nil && isInvalidHeaderRoute(createErr):
 		return readyState{dcv1.DeploymentStalled, dcv1.InvalidHeaderRouteReason,
 			fmt.Sprintf("Rollout #%d cannot start until the spec is fixed: %v", version, createErr)}
+	case latest == nil && errors.As(createErr, &queued):
+		// Waiting its turn: the reason says for what (the limits, a
+		// policy's line, window, wave or breaker), the message until when.
+		return reconciling(queued.ConditionReason(), "%s", queued.Error())
 	case latest == nil && createErr != nil:
 		return reconciling(dcv1.RolloutPendingReason, "Rollout #%d cannot be created yet: %v", version, createErr)
 	case latest == nil:
