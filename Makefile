@@ -7,13 +7,6 @@ export PATH := $(BIN):$(PATH)
 
 GO_PACKAGES := ./...
 
-# The corpus of real OpenShift manifests lives beside the checkout
-# (../shared/compat). A clone nested deeper finds it beside the nearest
-# ancestor that has one; a clone of a local checkout made elsewhere (a
-# scratch directory) finds it beside the checkout it was cloned from;
-# DC_COMPAT_DIR names it anywhere else.
-DC_COMPAT_DIR ?= $(shell for d in '$(CURDIR)' "$$(git -C '$(CURDIR)' config --get remote.origin.url 2>/dev/null)"; do [ -d "$$d" ] || continue; d=$$(cd "$$d" && pwd); while [ "$$d" != / ]; do d=$$(dirname "$$d"); if [ -d "$$d/shared/compat" ]; then echo "$$d/shared/compat"; exit; fi; done; done)
-export DC_COMPAT_DIR
 # Unit tests: everything except the suites that need a cluster.
 UNIT_PACKAGES = $(shell go list ./... | grep -Ev "/test/(integration|e2e|chaos|security|node)(/|$$)")
 # The benchmark is a module of its own (bench/go.mod), so its plotting
@@ -75,6 +68,17 @@ test: test-unit test-fuzz test-integration test-e2e test-chaos test-security tes
 test-unit:
 	go test -race -count=1 $(UNIT_PACKAGES)
 	cd $(BENCH_MODULE) && go test -race -count=1 ./...
+
+# The tests convert, create and roll out the project's own corpus of
+# DeploymentConfig manifests (test/testdata/dc-corpus). test-compat runs the
+# same tests on another corpus, such as real manifests gathered from
+# OpenShift users: make test-compat DC_COMPAT_DIR=../shared/compat.
+.PHONY: test-compat
+test-compat: tools build ## The corpus tests (convert, API server, playground) on the manifests under DC_COMPAT_DIR.
+	@if [ -z '$(DC_COMPAT_DIR)' ] || [ ! -d '$(DC_COMPAT_DIR)' ]; then echo "test-compat: DC_COMPAT_DIR must name a directory of DeploymentConfig manifests (got '$(DC_COMPAT_DIR)')" >&2; exit 2; fi
+	DC_COMPAT_DIR=$(abspath $(DC_COMPAT_DIR)) go test -count=1 -run '^TestConvertCorpus$$' ./internal/cli/convert/
+	DC_COMPAT_DIR=$(abspath $(DC_COMPAT_DIR)) KUBEBUILDER_ASSETS=$(BIN) go test -count=1 -timeout 15m -run '^TestCompatCorpusIsAccepted$$' ./test/integration/
+	DC_COMPAT_DIR=$(abspath $(DC_COMPAT_DIR)) DC_BIN=$(BIN) go test -count=1 -timeout 20m -run '^TestConvertCorpus$$' ./test/e2e/
 
 .PHONY: test-fuzz
 test-fuzz: ## Run every fuzz target briefly (FUZZTIME each, default 20000x: 20000 inputs).

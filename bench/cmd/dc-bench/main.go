@@ -107,7 +107,7 @@ func parseFlags(args []string) (config, error) {
 	footprint := fs.String("footprint-sizes", joinInts(o.FootprintSizes), "DC counts of the footprint scenario, comma-separated")
 	revisions := fs.String("footprint-revisions", joinInts(o.FootprintRevisions), "revisions each DC of the footprint scenario keeps: one value, or one per footprint size for the DCs added to reach it")
 	fs.IntVar(&o.FootprintClients, "footprint-clients", o.FootprintClients, "clients (each with its own rate limit) making the footprint's objects; 1 is how it was before issue 18")
-	fs.StringVar(&o.CompatDir, "compat-dir", "", "the compat corpus whose pod templates the footprint DCs cycle through (default: $DC_COMPAT_DIR or ROOT/../shared/compat)")
+	fs.StringVar(&o.CompatDir, "compat-dir", "", "the compat corpus whose pod templates the footprint DCs cycle through (default: $DC_COMPAT_DIR or ROOT/test/testdata/dc-corpus)")
 	fs.IntVar(&o.RawCreates, "raw-creates", o.RawCreates, "RC creates of the raw write throughput")
 	fs.IntVar(&o.RawConcurrency, "raw-concurrency", o.RawConcurrency, "concurrent clients of the raw write throughput")
 	fs.Float64Var(&o.ControllerQPS, "controller-qps", o.ControllerQPS, "dc-controller's client QPS (kube-controller-manager's default)")

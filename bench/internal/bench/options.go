@@ -111,7 +111,7 @@ type Options struct {
 	// one limiter for all of them.
 	FootprintClients int
 	// CompatDir is the compat corpus whose pod templates the footprint
-	// DCs cycle through ("" means DC_COMPAT_DIR or ../shared/compat).
+	// DCs cycle through ("" means DC_COMPAT_DIR or the checkout's test/testdata/dc-corpus).
 	CompatDir string
 	// RawCreates RCs are created by RawConcurrency clients for the raw
 	// write throughput.
