@@ -52,12 +52,23 @@ images: ## Build the container images from source (no Docker) as an OCI layout i
 	go run ./hack/images --out $(BIN)/images
 
 .PHONY: lint
-lint: tools-codegen ## go vet, gofmt, and a check that generated code is current.
+lint: tools-codegen ## go vet, gofmt, and make verify (generated code and docs/reference current).
 	go vet ./...
 	cd $(BENCH_MODULE) && go vet ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+	$(MAKE) --no-print-directory verify
+
+.PHONY: docs
+docs: ## Regenerate docs/reference: the kubectl dc commands, dc-controller's flags and the API's fields.
+	go run ./hack/docgen docs/reference
+
+.PHONY: verify
+verify: tools-codegen ## Fail when generated code or docs/reference is not what make generate and make docs write.
 	hack/verify-generated.sh
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; go run ./hack/docgen "$$tmp"; \
+	if ! diff -r docs/reference "$$tmp" >/dev/null; then \
+	  echo "docs/reference is out of date; run 'make docs' and commit:" >&2; diff -r docs/reference "$$tmp" | head -40 >&2; exit 1; fi
 
 ##@ Tests
 
