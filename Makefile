@@ -73,12 +73,25 @@ verify: tools-codegen ## Fail when generated code or docs/reference is not what 
 ##@ Tests
 
 .PHONY: test
-test: test-unit test-fuzz test-integration test-e2e test-chaos test-security test-node ## Unit, fuzz, integration, end-to-end (kwok and real node), short chaos and security tests.
+# Each suite's time goes to TEST_TIMES; make test ends with them, the rest of
+# its time being the tools and builds its suites need.
+TEST_TIMES := $(BIN)/test-times.tsv
+TIMED = $(CURDIR)/hack/timed.sh $(TEST_TIMES)
+
+test: test-times-start test-unit test-fuzz test-integration test-e2e test-chaos test-security test-node ## Unit, fuzz, integration, end-to-end (kwok and real node), short chaos and security tests; ends with each suite's time.
+	@start=$$(head -1 $(TEST_TIMES) | cut -f2); total=$$(( $$(date +%s) - start )); \
+	echo "make test: time per suite"; \
+	tail -n +2 $(TEST_TIMES) | awk -F'\t' -v total=$$total '{ printf "  %-28s %3dm%02ds\n", $$1, $$2/60, $$2%60; sum += $$2 } \
+	  END { rest = total - sum; printf "  %-28s %3dm%02ds\n  %-28s %3dm%02ds\n", "tools and builds", rest/60, rest%60, "total", total/60, total%60 }'
+
+.PHONY: test-times-start
+test-times-start:
+	@mkdir -p $(BIN) && printf 'start\t%d\n' "$$(date +%s)" > $(TEST_TIMES)
 
 .PHONY: test-unit
 test-unit:
-	go test -race -count=1 $(UNIT_PACKAGES)
-	cd $(BENCH_MODULE) && go test -race -count=1 ./...
+	$(TIMED) unit go test -race -count=1 $(UNIT_PACKAGES)
+	cd $(BENCH_MODULE) && $(TIMED) 'unit (bench module)' go test -race -count=1 ./...
 
 # The tests convert, create and roll out the project's own corpus of
 # DeploymentConfig manifests (test/testdata/dc-corpus). test-compat runs the
@@ -93,25 +106,25 @@ test-compat: tools build ## The corpus tests (convert, API server, playground) o
 
 .PHONY: test-fuzz
 test-fuzz: ## Run every fuzz target briefly (FUZZTIME each, default 20000x: 20000 inputs).
-	hack/fuzz.sh
+	$(TIMED) fuzz hack/fuzz.sh
 
 .PHONY: test-integration
 test-integration: tools-integration
-	KUBEBUILDER_ASSETS=$(BIN) go test -count=1 -timeout 15m ./test/integration/...
+	KUBEBUILDER_ASSETS=$(BIN) $(TIMED) integration go test -count=1 -timeout 15m ./test/integration/...
 
 .PHONY: test-e2e
 test-e2e: tools build ## End-to-end tests on kwok, with the dashboard's browser test (Debian's chromium: hack/browser-deps.sh).
 	hack/browser-deps.sh
-	DC_BIN=$(BIN) go test -count=1 -timeout 20m ./test/e2e/...
+	DC_BIN=$(BIN) $(TIMED) e2e go test -count=1 -timeout 20m ./test/e2e/...
 
 .PHONY: test-chaos
 test-chaos: tools build ## A short round of every chaos scenario in each deployer mode (make chaos runs the long one).
-	DC_BIN=$(BIN) go test -count=1 -short -timeout 15m ./test/chaos/ -args -deployer-mode=pod
-	DC_BIN=$(BIN) go test -count=1 -short -timeout 15m ./test/chaos/ -args -deployer-mode=controller-when-possible
+	DC_BIN=$(BIN) $(TIMED) 'chaos (pod)' go test -count=1 -short -timeout 15m ./test/chaos/ -args -deployer-mode=pod
+	DC_BIN=$(BIN) $(TIMED) 'chaos (controller)' go test -count=1 -short -timeout 15m ./test/chaos/ -args -deployer-mode=controller-when-possible
 
 .PHONY: test-security
 test-security: tools build ## Pod Security, RBAC and forbidden-user tests on a playground cluster.
-	DC_BIN=$(BIN) go test -count=1 -timeout 10m ./test/security/
+	DC_BIN=$(BIN) $(TIMED) security go test -count=1 -timeout 10m ./test/security/
 
 .PHONY: tools-node
 tools-node: ## The real node's tools: the control plane, kubelet, Prometheus, and Traefik with the Gateway API CRDs (cached), and Debian's containerd, runc and CNI plugins.
@@ -120,7 +133,7 @@ tools-node: ## The real node's tools: the control plane, kubelet, Prometheus, an
 
 .PHONY: test-node
 test-node: tools-node build ## End-to-end tests on a real node (kubelet, containerd, real containers; needs root).
-	DC_BIN=$(BIN) go test -count=1 -timeout 25m ./test/node/
+	DC_BIN=$(BIN) $(TIMED) 'real node' go test -count=1 -timeout 25m ./test/node/
 
 .PHONY: chaos
 # Both deployer modes run even when the first fails, each ending with its
