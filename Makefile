@@ -7,6 +7,14 @@ export PATH := $(BIN):$(PATH)
 
 GO_PACKAGES := ./...
 
+# The version and commit stamped into the binaries (kubectl dc version,
+# dc-controller --version, dc-deploy --version): the nearest tag, or VERSION
+# given on the command line.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+VERSION_PKG := github.com/deployconfig/deployconfig/internal/version
+LDFLAGS := -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).commit=$(COMMIT)
+
 # Unit tests: everything except the suites that need a cluster.
 UNIT_PACKAGES = $(shell go list ./... | grep -Ev "/test/(integration|e2e|chaos|security|node)(/|$$)")
 # The benchmark is a module of its own (bench/go.mod), so its plotting
@@ -41,7 +49,7 @@ tools-integration:
 
 .PHONY: build
 build: ## Build dc-controller, dc-deploy, kubectl-dc, dc-local and the other commands into bin/.
-	go build -o $(BIN)/ ./cmd/...
+	go build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
 
 .PHONY: build-bench
 build-bench: ## Build dc-bench (the bench/ module) into bin/.
@@ -49,7 +57,7 @@ build-bench: ## Build dc-bench (the bench/ module) into bin/.
 
 .PHONY: images
 images: ## Build the container images from source (no Docker) as an OCI layout in bin/images.
-	go run ./hack/images --out $(BIN)/images
+	go run ./hack/images --out $(BIN)/images --version $(VERSION) --revision $(COMMIT)
 
 .PHONY: lint
 lint: tools-codegen ## go vet, gofmt, and make verify (generated code and docs/reference current).

@@ -54,6 +54,7 @@ rollback, on any Kubernetes cluster.`,
 		newLogsCommand(a),
 		newConvertCommand(a),
 		newDashboardCommand(a),
+		newVersionCommand(a),
 	)
 	return root
 }
