@@ -10,10 +10,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -220,13 +221,8 @@ func writeFields(b *strings.Builder, path string, s schema, required bool) {
 		props, req = s.Items.Properties, s.Items.Required
 		path += "[]"
 	}
-	names := make([]string, 0, len(props))
-	for name := range props {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		writeFields(b, path+"."+name, props[name], contains(req, name))
+	for _, name := range slices.Sorted(maps.Keys(props)) {
+		writeFields(b, path+"."+name, props[name], slices.Contains(req, name))
 	}
 }
 
@@ -241,13 +237,4 @@ func joinAny(values []any) string {
 		parts[i] = fmt.Sprintf("`%v`", v)
 	}
 	return strings.Join(parts, ", ")
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
