@@ -59,6 +59,12 @@ build-bench: ## Build dc-bench (the bench/ module) into bin/.
 images: ## Build the container images from source (no Docker) as an OCI layout in bin/images.
 	go run ./hack/images --out $(BIN)/images --version $(VERSION) --revision $(COMMIT)
 
+# A release: make release VERSION=v0.x.y REGISTRY=host/path [DRY_RUN=1].
+.PHONY: release
+release: ## Build kubectl-dc for linux and darwin (amd64, arm64) with SHA256SUMS and a krew manifest, the images with SBOMs and the chart into bin/release/VERSION, and push images and chart to REGISTRY (DRY_RUN=1: push nothing).
+	hack/tools.sh helm
+	go run ./hack/release --version '$(VERSION)' --registry '$(REGISTRY)' --out $(BIN)/release --helm $(BIN)/helm $(if $(DRY_RUN),--dry-run)
+
 .PHONY: lint
 lint: tools-codegen ## go vet, gofmt, and make verify (generated code and docs/reference current).
 	go vet ./...
