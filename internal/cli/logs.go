@@ -108,7 +108,7 @@ func (ranInController) Error() string { return "the rollout runs in dc-controlle
 // keptLog prints the log dc-controller keeps on a deployment whose rollout
 // it ran; with follow it prints what is added until the rollout ends.
 // The controller writes the log when the rollout ends and when it has
-// waited a while, so a follower sees it in those steps.
+// waited a while (see DESIGN §3), so a follower sees it in those steps.
 func (a *app) keptLog(ctx context.Context, c *Clients, rc *corev1.ReplicationController, follow bool) error {
 	printed := ""
 	for {
