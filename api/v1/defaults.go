@@ -1,6 +1,7 @@
 package v1
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -33,6 +34,9 @@ func SetDefaults(dc *DeploymentConfig) {
 		}
 	}
 	setStrategyDefaults(&spec.Strategy)
+	if spec.Template != nil {
+		setPortDefaults(&spec.Template.Spec)
+	}
 	if spec.Template != nil && len(spec.Template.Spec.Containers) == 1 {
 		only := spec.Template.Spec.Containers[0].Name
 		for _, hook := range spec.Strategy.Hooks() {
@@ -40,6 +44,27 @@ func SetDefaults(dc *DeploymentConfig) {
 				hook.ExecNewPod.ContainerName = only
 			}
 		}
+	}
+}
+
+// setPortDefaults sets the protocol of every container port left without
+// one to TCP, as the CRD's schema (Kubernetes' own pod schema) does.
+func setPortDefaults(pod *corev1.PodSpec) {
+	defaultPorts := func(ports []corev1.ContainerPort) {
+		for i := range ports {
+			if ports[i].Protocol == "" {
+				ports[i].Protocol = corev1.ProtocolTCP
+			}
+		}
+	}
+	for i := range pod.InitContainers {
+		defaultPorts(pod.InitContainers[i].Ports)
+	}
+	for i := range pod.Containers {
+		defaultPorts(pod.Containers[i].Ports)
+	}
+	for i := range pod.EphemeralContainers {
+		defaultPorts(pod.EphemeralContainers[i].Ports)
 	}
 }
 

@@ -113,6 +113,23 @@ func TestSetDefaults(t *testing.T) {
 			}
 		},
 	}, {
+		name: "container ports without a protocol are TCP, as the CRD's schema defaults them",
+		in: func() DeploymentConfigSpec {
+			tmpl := template("web")
+			tmpl.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 8080}, {ContainerPort: 53, Protocol: corev1.ProtocolUDP}}
+			tmpl.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "img", Ports: []corev1.ContainerPort{{ContainerPort: 9000}}}}
+			return DeploymentConfigSpec{Template: tmpl}
+		}(),
+		check: func(t *testing.T, s DeploymentConfigSpec) {
+			ports := s.Template.Spec.Containers[0].Ports
+			if ports[0].Protocol != corev1.ProtocolTCP || ports[1].Protocol != corev1.ProtocolUDP {
+				t.Errorf("container ports = %+v, want TCP then UDP", ports)
+			}
+			if got := s.Template.Spec.InitContainers[0].Ports[0].Protocol; got != corev1.ProtocolTCP {
+				t.Errorf("init container port protocol = %q, want TCP", got)
+			}
+		},
+	}, {
 		name: "a selector the user set is kept",
 		in:   DeploymentConfigSpec{Template: template("web"), Selector: map[string]string{"app": "web"}},
 		check: func(t *testing.T, s DeploymentConfigSpec) {

@@ -18,6 +18,7 @@ import (
 	"github.com/deployconfig/deployconfig/internal/controller"
 	"github.com/deployconfig/deployconfig/internal/imagetrigger"
 	"github.com/deployconfig/deployconfig/internal/registry"
+	"github.com/deployconfig/deployconfig/internal/version"
 )
 
 // defaultDeployerImage is the image that ships dc-deploy (and a shell, and
@@ -72,11 +73,16 @@ func run() error {
 	fs.IntVar(&opts.MaxControllerRollouts, "max-controller-rollouts", controller.DefaultMaxControllerRollouts, "How many rollouts the leader runs in itself at once; more wait (New) for a free slot.")
 	fs.BoolVar(&opts.LeaderElection, "leader-elect", false, "Elect one active replica through a Lease.")
 	fs.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the pod's namespace).")
+	showVersion := fs.Bool("version", false, "Print the version, commit and Go version, and exit.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(fs)
 	err := fs.Parse(os.Args[1:])
 	if err != nil {
 		return err
+	}
+	if *showVersion {
+		fmt.Println("dc-controller", version.Get())
+		return nil
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	if opts.RegistryNetworks.Allow, err = registry.ParseNetworks(registry.AllowNetworksFlag, allowNets); err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deployconfig/deployconfig/internal/deployer"
+	"github.com/deployconfig/deployconfig/internal/version"
 )
 
 // deployFunc carries out a deployment; main's talks to the cluster.
@@ -41,6 +42,7 @@ can do its own work before calling dc-deploy again to finish.`,
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version.Get().String(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts := f.Options(getenv)
 			opts.Out = out
@@ -50,6 +52,7 @@ can do its own work before calling dc-deploy again to finish.`,
 	}
 	cmd.SetOut(out)
 	cmd.SetErr(errOut)
+	cmd.SetVersionTemplate("dc-deploy {{.Version}}\n")
 	fl := cmd.Flags()
 	f.AddFlags(fl)
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, ~/.kube/config, or the pod's service account)")

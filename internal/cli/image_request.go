@@ -27,7 +27,7 @@ const withdrawTimeout = 5 * time.Second
 // ImageChange trigger of the DeploymentConfig now and waits for the
 // answer: the request annotation carries a token, and the controller
 // writes the resolved images and the same token as its response in one
-// update (DESIGN §7). A request the controller could not carry out is
+// update. A request the controller could not carry out is
 // returned as an error with the controller's reason.
 func (a *app) resolveImageTriggers(ctx context.Context, c *Clients, name string, timeout time.Duration) error {
 	token := a.Clock.Now().UTC().Format(time.RFC3339Nano)

@@ -16,7 +16,7 @@ import (
 	"github.com/deployconfig/deployconfig/internal/deployment"
 )
 
-// deployerContainer is the deployer pod's one container (DESIGN §3).
+// deployerContainer is the deployer pod's one container.
 const deployerContainer = "deployment"
 
 type logsOptions struct {

@@ -13,7 +13,7 @@ import (
 	"github.com/deployconfig/deployconfig/internal/deployment"
 )
 
-// Messages of DESIGN §6. Tests and users match on them, so they are kept
+// OpenShift's messages. Tests and users match on them, so they are kept
 // word for word.
 const (
 	msgPausedLatest = "cannot deploy a paused deployment config"
@@ -22,7 +22,7 @@ const (
 	msgPausedUndo   = "cannot rollback a paused deployment config"
 )
 
-// pausedError is a paused refusal: the message of DESIGN §6, then how to
+// pausedError is a paused refusal: OpenShift's message, then how to
 // resume.
 func pausedError(msg, name string) error {
 	return fmt.Errorf("%s: resume it first with 'kubectl dc rollout resume %s'", msg, name)

@@ -1,6 +1,6 @@
 // Package cli is kubectl-dc, the kubectl plugin for DeploymentConfigs: the
 // cobra command tree, the output of each command and the rules users see
-// (the messages of DESIGN §6). Commands reach the cluster only through a
+// (OpenShift's messages). Commands reach the cluster only through a
 // Factory, so tests run them against fake clients and a fixed clock.
 package cli
 
@@ -55,6 +55,7 @@ rollback, on any Kubernetes cluster.`,
 		newConvertCommand(a),
 		newDashboardCommand(a),
 		newPolicyCommand(a),
+		newVersionCommand(a),
 	)
 	return root
 }

@@ -21,8 +21,8 @@ import (
 // comes, gets ready and goes: on kwok a new pod's "1 replica" and "1 ready"
 // land milliseconds apart, and a real kubelet's are seldom further apart
 // than a readiness probe period. Synced at once, each would be a
-// DeploymentConfig status write of its own (issue 18 counted 11.4 per
-// template change against a Deployment's 8.9). Waiting a second folds them
+// DeploymentConfig status write of its own (the benchmark counted 11.4
+// per template change against a Deployment's 8.9). Waiting a second folds them
 // into one. Counts in a DeploymentConfig's status lag its RCs' by at most
 // that second; everything else is synced at once: a phase or any other
 // change of an RC, any change of the DeploymentConfig, and a count change

@@ -123,7 +123,7 @@ func TestPrunable(t *testing.T) {
 		want   []string
 		limit  int32 // 2 unless set
 	}{
-		// The example of issue 16: OpenShift deletes nothing.
+		// OpenShift's own example: it deletes nothing.
 		{"only deployments older than the active one count", phases("CCFFR"), map[int]int32{2: 4}, nil, 1},
 		{"failed rollouts newer than the active one neither count nor go", phases("CCCFFF"), map[int]int32{3: 4}, nil, 0},
 		{"with the active one at version 4, versions 1 and 2 go", phases("CCCCFF"), map[int]int32{4: 4}, []string{"web-1", "web-2"}, 1},

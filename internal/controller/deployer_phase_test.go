@@ -110,9 +110,8 @@ func (w *phaseWorld) setPod(created time.Time, phase corev1.PodPhase) {
 
 // A deployer pod that starts soon after its creation takes the deployment
 // from New to Running in one write: Pending, which would be overwritten a
-// moment later, is not written (OpenShift allows New→Running). Before
-// issue 18 this took two writes (Pending at the pod's creation, then
-// Running).
+// moment later, is not written (OpenShift allows New→Running), which
+// saves a write (Pending at the pod's creation, then Running).
 func TestDeployerPodStartingSoonSkipsPending(t *testing.T) {
 	w := newPhaseWorld(t)
 	res := w.sync()

@@ -1,5 +1,5 @@
 // Package imagetrigger is dc-controller's image-trigger controller. It
-// stands in for OpenShift's ImageStreams (DESIGN §7): for every ImageChange
+// stands in for OpenShift's ImageStreams: for every ImageChange
 // trigger with from.kind DockerImage it polls the registry for the digest
 // the tag points at, and when an automatic trigger's digest changes it
 // writes `repo@sha256:…` into the trigger's containers and

@@ -127,7 +127,7 @@ func checkNeverBack(t *testing.T, sw *selectorWatch, order ...string) {
 	}
 }
 
-// TestBlueGreenNewVersionDuringScaleDownDelay is the sequence of issue 29:
+// TestBlueGreenNewVersionDuringScaleDownDelay is the sequence:
 // version 2 is promoted and serving, and version 3 arrives during
 // scaleDownDelaySeconds (as an image trigger would bring it). Version 2
 // stays live and scaled up, version 1 goes to 0, version 3 rolls out from

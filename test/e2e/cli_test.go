@@ -15,11 +15,8 @@ import (
 	"github.com/deployconfig/deployconfig/internal/dev/playground"
 )
 
-// compatManifest returns a real OpenShift DeploymentConfig manifest of the
-// shared compatibility corpus.
-func compatManifest() string {
-	return filepath.Join(compatDir(), "openshift-origin", "deployment-simple.yaml")
-}
+// simpleManifest is the corpus's plainest OpenShift DeploymentConfig.
+var simpleManifest = filepath.Join(ownCorpusDir, "rolling-simple.yaml")
 
 // statusWait is `kubectl dc rollout status NAME -w` with a bound, so that a
 // rollout that never ends fails the test instead of hanging it.
@@ -243,15 +240,15 @@ func TestCLIPausedDeploymentConfig(t *testing.T) {
 func TestCLIConvertedManifestRollsOut(t *testing.T) {
 	t.Parallel()
 	ns := dcNamespaceAt(t, podSecurityPrivileged) // a user's OpenShift template
-	converted := kubectlDC(t, ns, "convert", "-f", compatManifest())
+	converted := kubectlDC(t, ns, "convert", "-f", simpleManifest)
 	// The manifest uses nothing that cannot carry over: no warning.
 	if converted.code != 0 || converted.stderr != "" || !strings.Contains(converted.stdout, "apiVersion: apps.deployconfig.io/v1\n") {
-		t.Fatalf("kubectl dc convert -f %s: %s", compatManifest(), converted)
+		t.Fatalf("kubectl dc convert -f %s: %s", simpleManifest, converted)
 	}
 	applied := run(t, converted.stdout, "kubectl", "apply", "-n", ns, "-f", "-")
-	if applied.code != 0 || applied.stdout != "deploymentconfig.apps.deployconfig.io/deployment-simple created\n" {
+	if applied.code != 0 || applied.stdout != "deploymentconfig.apps.deployconfig.io/simple created\n" {
 		t.Fatalf("kubectl apply -f -: %s", applied)
 	}
-	requireRolledOut(t, ns, "deployment-simple", "deployment-simple-1")
-	waitScaled(t, ns, map[string]int32{"deployment-simple-1": 1})
+	requireRolledOut(t, ns, "simple", "simple-1")
+	waitScaled(t, ns, map[string]int32{"simple-1": 1})
 }

@@ -525,16 +525,20 @@ func checkTestDeployment(t *testing.T, file string) {
 	waitScaled(t, ns, map[string]int32{"smoke-1": 0})
 }
 
-// compatDir is the shared corpus of real OpenShift manifests from public
-// repositories ($DC_COMPAT_DIR, which `make test` sets, or ../shared/compat
-// beside the checkout); its SOURCES.md says where each comes from and what
-// it exercises.
-func compatDir() string {
+// corpus is the corpus of DeploymentConfig manifests to convert and roll
+// out, and what becomes of each: the project's own (test/testdata/dc-corpus),
+// or, when DC_COMPAT_DIR names it (`make test-compat`), a corpus of real
+// OpenShift manifests from public repositories, whose SOURCES.md says where
+// each comes from and what it exercises.
+func corpus() (string, []corpusFile) {
 	if dir := os.Getenv("DC_COMPAT_DIR"); dir != "" {
-		return dir
+		return dir, sharedCorpusFiles
 	}
-	return "../../../shared/compat"
+	return ownCorpusDir, ownCorpusFiles
 }
+
+// ownCorpusDir is the project's corpus of DeploymentConfig manifests.
+const ownCorpusDir = "../testdata/dc-corpus"
 
 // corpusOutcome is what a converted DeploymentConfig of the corpus does
 // once applied.
@@ -583,9 +587,63 @@ type corpusFile struct {
 	setup func(t *testing.T, ns string)
 }
 
-// corpusFiles is every manifest of the corpus, those with the slowest
-// rollouts first so that they start first.
-var corpusFiles = []corpusFile{
+// ownCorpusFiles is every manifest of the project's corpus, those with the
+// slowest rollouts first so that they start first.
+var ownCorpusFiles = []corpusFile{
+	{path: "custom-strategy.yaml", dcs: map[string]corpusDC{
+		// Its command calls openshift-deploy twice, which dc-deploy
+		// answers to.
+		"staged": {log: []string{"--> Reached 50%", "half of the pods run the new version", "--> Success", "all pods run the new version"}},
+	}},
+	{path: "recreate-hooks.yaml", dcs: map[string]corpusDC{
+		"ledger": {log: []string{"backing up the ledger", "--> pre: Success", "old pods are gone", "--> mid: Success",
+			"--> post: Warning: the hook failed and its failurePolicy is Ignore", "--> Success"}},
+	}},
+	{path: "rolling-full-params.yaml", dcs: map[string]corpusDC{
+		// The pre hook's own environment reaches its command.
+		"orders": {log: []string{"migrating the schema of orders", "--> pre: Success", "orders are live", "--> post: Success", "--> Success"}},
+	}},
+	{path: "json-form.json", dcs: map[string]corpusDC{
+		"search": {log: []string{"reindex requested", "--> post: Success", "--> Success"}},
+	}},
+	{path: "test-mode.yaml", dcs: map[string]corpusDC{
+		"smoke-test": {log: []string{"smoke test starting", "--> pre: Success", "--> Success"}},
+	}},
+	{path: "recreate-failing-hook.yaml", dcs: map[string]corpusDC{
+		"broken-migration": {outcome: failsByDesign, why: "its Abort pre hook runs /bin/false", log: []string{"--> pre: Running hook pod ...", "--> pre: Failed"}},
+	}},
+	{path: "already-converted.yaml", dcs: map[string]corpusDC{"converted": {}}},
+	{path: "custom-openshift-deployer-image.yaml", dcs: map[string]corpusDC{
+		"custom-image": {outcome: notRolledOut, why: "its custom strategy is OpenShift's deployer image with no command, and the playground runs a custom strategy's command as a local process"},
+	}},
+	{path: "deployer-pod-ignored.yaml", dcs: map[string]corpusDC{
+		"externally-deployed": {outcome: deployerIgnored, why: "deploy.openshift.io/deployer-pod.ignore"},
+	}},
+	{path: "exported-with-status.yaml", dcs: map[string]corpusDC{"billing": {}}},
+	{path: "image-change-triggers.yaml", dcs: map[string]corpusDC{
+		"frontend": {outcome: waitsForImage, why: "its containers' images come only from ImageStreamTag triggers"},
+	}},
+	{path: "image-trigger-with-image.yaml", dcs: map[string]corpusDC{"reports": {}}},
+	{path: "legacy-v1-list.yaml", dcs: map[string]corpusDC{"guestbook": {}}},
+	{path: "legacy-v1-minimal.yaml", dcs: map[string]corpusDC{"legacy": {}}},
+	{path: "multi-document.yaml", dcs: map[string]corpusDC{"cache": {}, "worker": {}}},
+	{path: "no-triggers.yaml", dcs: map[string]corpusDC{"manual": {outcome: rollsOutWhenStarted}}},
+	{path: "not-a-deploymentconfig.yaml"},
+	{path: "odd-fields.yaml", dcs: map[string]corpusDC{"quirky": {}}},
+	{path: "paused.yaml", dcs: map[string]corpusDC{"on-hold": {outcome: rollsOutWhenResumed}}},
+	{path: "recreate-tag-images.yaml", dcs: map[string]corpusDC{
+		// Its only hook (tagImages into an ImageStreamTag) was dropped.
+		"promoter": {},
+	}},
+	{path: "rolling-percent-and-counts.yaml", dcs: map[string]corpusDC{"catalog": {}}},
+	{path: "rolling-simple.yaml", dcs: map[string]corpusDC{"simple": {}}},
+	{path: "sidecars-and-volumes.yaml", dcs: map[string]corpusDC{"gateway": {}}},
+}
+
+// sharedCorpusFiles is every manifest of the shared corpus of real
+// manifests, those with the slowest rollouts first so that they start
+// first.
+var sharedCorpusFiles = []corpusFile{
 	{path: "openshift-origin/deployment-min-ready-seconds.yaml", dcs: map[string]corpusDC{
 		// minReadySeconds: 60 holds its rollout for a minute.
 		"minreadytest": {},
@@ -752,20 +810,21 @@ func createBoundClaim(t *testing.T, ns, claim string) {
 // converted manifest must not carry.
 var serverSetFields = []string{"resourceVersion", "uid", "selfLink", "managedFields"}
 
-// Every manifest of the shared corpus converts, keeps what Kubernetes
-// knows and drops what it cannot, is accepted by the API server, and rolls
-// out as far as the playground can show; each runs in a namespace of its
-// own, all at once.
-func TestConvertCompatCorpus(t *testing.T) {
+// Every manifest of the corpus converts, keeps what Kubernetes knows and
+// drops what it cannot, is accepted by the API server, and rolls out as far
+// as the playground can show; each runs in a namespace of its own, all at
+// once.
+func TestConvertCorpus(t *testing.T) {
 	t.Parallel()
+	dir, files := corpus()
 	var onDisk []string
-	err := filepath.WalkDir(compatDir(), func(path string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		switch filepath.Ext(path) {
 		case ".yaml", ".yml", ".json":
-			rel, err := filepath.Rel(compatDir(), path)
+			rel, err := filepath.Rel(dir, path)
 			onDisk = append(onDisk, rel)
 			return err
 		}
@@ -775,7 +834,7 @@ func TestConvertCompatCorpus(t *testing.T) {
 		t.Fatalf("listing the corpus: %v", err)
 	}
 	var listed []string
-	for _, f := range corpusFiles {
+	for _, f := range files {
 		listed = append(listed, f.path)
 	}
 	slices.Sort(onDisk)
@@ -783,18 +842,18 @@ func TestConvertCompatCorpus(t *testing.T) {
 	if !slices.Equal(onDisk, listed) {
 		t.Errorf("the corpus holds %v;\nthe test expects %v", onDisk, listed)
 	}
-	for _, f := range corpusFiles {
+	for _, f := range files {
 		t.Run(f.path, func(t *testing.T) {
 			t.Parallel()
-			checkCorpusFile(t, f)
+			checkCorpusFile(t, dir, f)
 		})
 	}
 }
 
 // checkCorpusFile converts one corpus manifest, checks the output against
 // the input, applies it and follows its DeploymentConfigs.
-func checkCorpusFile(t *testing.T, f corpusFile) {
-	file := filepath.Join(compatDir(), f.path)
+func checkCorpusFile(t *testing.T, dir string, f corpusFile) {
+	file := filepath.Join(dir, f.path)
 	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)

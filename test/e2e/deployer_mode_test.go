@@ -15,7 +15,7 @@ import (
 )
 
 // The suite's dc-controller runs in its default mode, pod; the annotation
-// asks it to run a DeploymentConfig's rollouts in itself (issue 28). These
+// asks it to run a DeploymentConfig's rollouts in itself. These
 // tests repeat, in that mode, sequences the pod-mode tests prove, and check
 // what a user sees is the same: phases, scales, the log, the conditions.
 

@@ -31,6 +31,11 @@ const (
 	// guideImage is the image the guide's ImageStreamTag trigger maps to on
 	// the test's registry.
 	guideImage = "shop/frontend:latest"
+	// gettingStartedPath is the playground walk-through whose commands
+	// TestGettingStarted runs, from a copy of samplesDir.
+	gettingStartedPath = "../../docs/getting-started.md"
+	// tourNamespace is the namespace the walk-through makes its own.
+	tourNamespace = "tour"
 )
 
 // guideCommand is one command of a console block of the guide, with the
@@ -146,21 +151,56 @@ func TestMigrationGuide(t *testing.T) {
 	t.Cleanup(func() {
 		_ = clientset().CoreV1().Namespaces().Delete(context.Background(), guideNamespace, metav1.DeleteOptions{})
 	})
+	runGuide(t, guidePath, dir, cmds, vars)
+}
+
+// Every command of docs/getting-started.md's console blocks runs, in order
+// and as written, from a directory holding a copy of config/samples, with a
+// copy of the suite's kubeconfig (the walk-through sets its namespace); each
+// exits as the page says and prints what it shows.
+func TestGettingStarted(t *testing.T) {
+	t.Parallel()
+	cmds := guideCommands(t, gettingStartedPath)
+	if len(cmds) < 15 {
+		t.Fatalf("%s has %d commands in console blocks, want the whole walk-through", gettingStartedPath, len(cmds))
+	}
+	dir := t.TempDir()
+	if err := os.CopyFS(filepath.Join(dir, "config", "samples"), os.DirFS(samplesDir)); err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig, err := os.ReadFile(suite.cluster.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ownKubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(ownKubeconfig, kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = clientset().CoreV1().Namespaces().Delete(context.Background(), tourNamespace, metav1.DeleteOptions{})
+	})
+	runGuide(t, gettingStartedPath, dir, cmds, map[string]string{"KUBECONFIG": ownKubeconfig})
+}
+
+// runGuide runs a page's commands in order in dir, each checked against the
+// exit code and the output the page shows.
+func runGuide(t *testing.T, path, dir string, cmds []guideCommand, vars map[string]string) {
+	t.Helper()
 	for _, c := range cmds {
 		r := shell(t, dir, c.command, vars)
-		t.Logf("%s:%d: $ %s\n%s", filepath.Base(guidePath), c.line, c.command, r)
+		t.Logf("%s:%d: $ %s\n%s", filepath.Base(path), c.line, c.command, r)
 		if r.code != c.exit {
-			t.Fatalf("%s:%d: %s: exit %d, want %d\n%s", guidePath, c.line, c.command, r.code, c.exit, r)
+			t.Fatalf("%s:%d: %s: exit %d, want %d\n%s", path, c.line, c.command, r.code, c.exit, r)
 		}
 		if err := matchOutput(c.output, r.stdout+r.stderr, vars); err != nil {
-			t.Fatalf("%s:%d: %s: the output is not the guide's: %v\n%s", guidePath, c.line, c.command, err, r)
+			t.Fatalf("%s:%d: %s: the output is not the page's: %v\n%s", path, c.line, c.command, err, r)
 		}
 	}
 }
 
-// shell runs a command line with bash in dir, with vars in the
-// environment, $DC_BIN first on the PATH and the suite's cluster as
-// KUBECONFIG.
+// shell runs a command line with bash in dir, with $DC_BIN first on the
+// PATH, the suite's cluster as KUBECONFIG, and vars in the environment
+// (where a var of the same name wins).
 func shell(t *testing.T, dir, command string, vars map[string]string) result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), commandTimeout)

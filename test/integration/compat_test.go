@@ -23,16 +23,21 @@ import (
 	"github.com/deployconfig/deployconfig/internal/deployment"
 )
 
-// compatCorpusDir is the corpus of real OpenShift manifests beside the
-// repository (../shared/compat from its root); DC_COMPAT_DIR overrides it.
+// ownCorpus is the project's corpus of DeploymentConfig manifests: every
+// strategy, hooks, triggers, Lists, the legacy v1 form, odd and missing
+// fields.
+var ownCorpus = filepath.Join("..", "..", "test", "testdata", "dc-corpus")
+
+// compatCorpusDir is the corpus of manifests to check: the project's own,
+// or the one DC_COMPAT_DIR names (`make test-compat`).
 func compatCorpusDir(t *testing.T) string {
 	t.Helper()
 	dir := os.Getenv("DC_COMPAT_DIR")
 	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "compat")
+		dir = ownCorpus
 	}
 	if _, err := os.Stat(dir); err != nil {
-		t.Fatalf("compat corpus not found at %s (set DC_COMPAT_DIR): %v", dir, err)
+		t.Fatalf("corpus not found at %s: %v", dir, err)
 	}
 	return dir
 }
@@ -196,12 +201,12 @@ func kubectlDC(ctx context.Context, ns string, args ...string) (int, string, str
 	return code, out.String(), errOut.String()
 }
 
-// TestCompatConvertedDCWithTheCLI converts a manifest of the corpus,
+// TestCompatConvertedDCWithTheCLI converts a manifest of the project's corpus,
 // creates it, and drives its first rollout with kubectl-dc against the real
 // API server and controllers: the CLI's clients, the status subresource
 // and the watches work there as they do against the fakes.
 func TestCompatConvertedDCWithTheCLI(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(compatCorpusDir(t), "openshift-origin", "deployment-simple.yaml"))
+	data, err := os.ReadFile(filepath.Join(ownCorpus, "rolling-simple.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +220,7 @@ func TestCompatConvertedDCWithTheCLI(t *testing.T) {
 	}
 	ns := newNamespace(t)
 	checkAccepted(t, ns, dcs[0])
-	const name = "deployment-simple"
+	const name = "simple"
 	waitRC(t, ns, name+"-1", "created", func(*corev1.ReplicationController) bool { return true })
 	ctx := testContext(t, 2*time.Minute)
 
@@ -243,7 +248,7 @@ func TestCompatConvertedDCWithTheCLI(t *testing.T) {
 		{args: []string{"rollout", "retry", name}, contains: "retrying rollout #1", after: retried},
 		{args: []string{"rollout", "history", name}, contains: "config change"},
 		{args: []string{"describe", name}, contains: "Deployment #1 (latest)"},
-		{args: []string{"status"}, contains: "dc/" + name + " deploys registry.access.redhat.com/ubi8/ubi-minimal:latest"},
+		{args: []string{"status"}, contains: "dc/" + name + " deploys registry.example.test/team/web:1.0"},
 		{args: []string{"rollout", "undo", name}, code: 1, contains: "no complete revision before the latest"},
 		{args: []string{"get", "nope"}, code: 1, contains: `deploymentconfig "nope" not found in namespace "` + ns + `"`},
 	}

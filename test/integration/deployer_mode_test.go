@@ -411,8 +411,7 @@ func requestState(rc *corev1.ReplicationController) string {
 
 // controllerFailureWording is how dc-controller words the reason of a
 // rollout it ran that failed, where a deployer pod's failure reads
-// podFailureWording (the core's choice, issue 28: the reason names what
-// failed). It is the one wording that differs between the modes; the
+// podFailureWording (the reason names what failed). It is the one wording that differs between the modes; the
 // comparison takes it as the pod's, so that everything else must match.
 const (
 	controllerFailureWording = "deployer failed: "

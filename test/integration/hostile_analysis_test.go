@@ -9,7 +9,7 @@ import (
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 )
 
-// The query templates of issue 29: executed, the first never ends and the
+// The query templates: executed, the first never ends and the
 // second writes 200 MB.
 const (
 	nestedRangeQuery = `{{range 100000}}{{range 100000}}x{{end}}{{end}}`

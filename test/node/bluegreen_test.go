@@ -154,7 +154,7 @@ func waitRC(t *testing.T, ns, rc, what string, check func(*corev1.ReplicationCon
 	}
 }
 
-// The sequence of issue 29 on real containers: version 2 is promoted and
+// The sequence on real containers: version 2 is promoted and
 // serving, and version 3 arrives during scaleDownDelaySeconds. Version 2
 // keeps serving (its pods answer "version 2" at the active Service's
 // endpoints) until version 3 is promoted; version 1 goes to 0 and the

@@ -128,7 +128,7 @@ func inController(dc *dcv1.DeploymentConfig) *dcv1.DeploymentConfig {
 	return dc
 }
 
-// Issue 28 on the real node: a rollout of each strategy that needs no
+// In-controller rollouts on the real node: a rollout of each strategy that needs no
 // container, on a DeploymentConfig annotated controller-when-possible, is
 // run by the leading dc-controller with no deployer pod. The leader's pod
 // is killed while all four are in their middle at once: Recreate and

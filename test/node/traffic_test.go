@@ -314,7 +314,7 @@ func TestGatewaySplitsRequestsByBackendWeight(t *testing.T) {
 // canaryHeader is the header of the issue's header route.
 const canaryHeader = "X-Canary: yes"
 
-// trafficDC is the sample application's DeploymentConfig of issue 25:
+// trafficDC is the sample application's DeploymentConfig of the traffic-routing tests:
 // two replicas behind the Services web-stable and web-canary and the
 // HTTPRoute web, rolled out with a header route, then 10% of the requests,
 // then a pause; analysis, when not nil, runs beside the steps.

@@ -1,6 +1,6 @@
 // Command dc-bench benchmarks deployconfig against the Kubernetes
-// Deployment controller on a playground cluster (issue 7) and, with the
-// node scenario, on a real node (issue 15, bench/internal/bench/nodebench), and
+// Deployment controller on a playground cluster and, with the
+// node scenario, on a real node (bench/internal/bench/nodebench), and
 // writes the reports to bench/results; bench/README.md explains how to
 // read them.
 package main
@@ -87,9 +87,9 @@ func parseFlags(args []string) (config, error) {
 	fs.BoolVar(&o.Keep, "keep", false, "leave the cluster running afterwards")
 	scenarios := fs.String("scenarios", strings.Join(append(bench.AllScenarios(), scenarioNode), ","), "scenarios to run, comma-separated ("+scenarioNode+": on a real node, as root; "+bench.ScenarioHostile+": six hostile DCs against an ordinary one's rollouts, only when named; "+bench.ScenarioInFlight+": what N rollouts in flight cost dc-controller in each deployer mode, only when named)")
 	fs.IntVar(&nodeOpts.Rollouts, "node-rollouts", nodeOpts.Rollouts, "measured rollouts of each system in the node scenario")
-	fs.StringVar(&nodeOpts.DeployerMode, "node-deployer-mode", nodeOpts.DeployerMode, "dc-controller's --deployer-mode in the node scenario: pod (its default, a deployer pod per rollout) or controller-when-possible (issue 28: the DC's rollouts run in dc-controller)")
+	fs.StringVar(&nodeOpts.DeployerMode, "node-deployer-mode", nodeOpts.DeployerMode, "dc-controller's --deployer-mode in the node scenario: pod (its default, a deployer pod per rollout) or controller-when-possible (the DC's rollouts run in dc-controller)")
 	systems := fs.String("systems", "", "limit the rollout scenarios to DeploymentConfig or Deployment (default both)")
-	dcModes := fs.String("dc-modes", bench.ModePod, "deployer modes the throughput scenario runs DeploymentConfigs in, comma-separated (issue 28): "+bench.ModePod+" (dc-controller --deployer-mode=pod) and/or "+bench.ModeController+" (--deployer-mode=controller-when-possible); each runs alongside the Deployment in every repeat, the order rotating; latency and hostile use the first")
+	dcModes := fs.String("dc-modes", bench.ModePod, "deployer modes the throughput scenario runs DeploymentConfigs in, comma-separated: "+bench.ModePod+" (dc-controller --deployer-mode=pod) and/or "+bench.ModeController+" (--deployer-mode=controller-when-possible); each runs alongside the Deployment in every repeat, the order rotating; latency and hostile use the first")
 	fs.StringVar(&o.Label, "label", "", "add this to the output files' names (<date>-<label>.*)")
 	sizes := fs.String("sizes", joinInts(o.Sizes), "N of the throughput scenario, comma-separated")
 	repeat := fs.Int("repeat", o.Repeat, "runs of each size; the system that goes first alternates (--quick: 2)")
@@ -101,13 +101,13 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&o.Nodes, "nodes", o.Nodes, "fake (kwok) nodes")
 	fs.IntVar(&o.LatencySamples, "latency-samples", o.LatencySamples, "rollouts one at a time for the latency at idle")
 	hostile := fs.Int("hostile-rollouts", o.HostileRollouts, "rollouts one at a time of each block (without, with the hostile DCs) of the hostile scenario (--quick: 5)")
-	inFlight := fs.String("inflight-sizes", joinInts(o.InFlightSizes), "rollouts held in flight at once by the "+bench.ScenarioInFlight+" scenario (issue 28), in each deployer mode, comma-separated (--quick: 50)")
+	inFlight := fs.String("inflight-sizes", joinInts(o.InFlightSizes), "rollouts held in flight at once by the "+bench.ScenarioInFlight+" scenario, in each deployer mode, comma-separated (--quick: 50)")
 	probes := fs.Int("probes", o.Probes, "probe rollouts in each throughput phase, triggered one at a time once its N rollouts have started (0: none)")
 	fs.DurationVar(&o.ProbeInterval, "probe-interval", o.ProbeInterval, "time between two probes' triggers")
 	footprint := fs.String("footprint-sizes", joinInts(o.FootprintSizes), "DC counts of the footprint scenario, comma-separated")
 	revisions := fs.String("footprint-revisions", joinInts(o.FootprintRevisions), "revisions each DC of the footprint scenario keeps: one value, or one per footprint size for the DCs added to reach it")
-	fs.IntVar(&o.FootprintClients, "footprint-clients", o.FootprintClients, "clients (each with its own rate limit) making the footprint's objects; 1 is how it was before issue 18")
-	fs.StringVar(&o.CompatDir, "compat-dir", "", "the compat corpus whose pod templates the footprint DCs cycle through (default: $DC_COMPAT_DIR or ROOT/../shared/compat)")
+	fs.IntVar(&o.FootprintClients, "footprint-clients", o.FootprintClients, "clients (each with its own rate limit) making the footprint's objects; 1 is how it was before the full-cost benchmark")
+	fs.StringVar(&o.CompatDir, "compat-dir", "", "the compat corpus whose pod templates the footprint DCs cycle through (default: $DC_COMPAT_DIR or ROOT/test/testdata/dc-corpus)")
 	fs.IntVar(&o.RawCreates, "raw-creates", o.RawCreates, "RC creates of the raw write throughput")
 	fs.IntVar(&o.RawConcurrency, "raw-concurrency", o.RawConcurrency, "concurrent clients of the raw write throughput")
 	fs.Float64Var(&o.ControllerQPS, "controller-qps", o.ControllerQPS, "dc-controller's client QPS (kube-controller-manager's default)")

@@ -138,7 +138,7 @@ type maker struct {
 
 // makers returns n clients of dc-bench, each with a rate limiter of its
 // own (BenchQPS): one client's limiter, shared by every worker, made
-// 50,000 RCs take ~25 min (issue 18). The first is dc-bench's own client.
+// 50,000 RCs take ~25 min. The first is dc-bench's own client.
 func (e *env) makers(n int) ([]maker, error) {
 	out := []maker{{kube: e.kube, client: e.client}}
 	scheme, err := controller.NewScheme()

@@ -14,17 +14,17 @@ import (
 	"github.com/deployconfig/deployconfig/internal/cli/convert"
 )
 
-// The footprint workload (issue 18) cycles the pod templates of the compat
-// corpus: every DeploymentConfig of ../shared/compat, converted as `kubectl
-// dc convert` does, with its real containers, env, probes and volumes.
+// The footprint workload cycles the pod templates of a corpus of
+// DeploymentConfig manifests, converted as `kubectl dc convert` does, with
+// their containers, env, probes and volumes.
 
-// compatDir is where the compat corpus is: DC_COMPAT_DIR, or shared/compat
-// beside the checkout.
+// compatDir is the corpus whose pod templates the footprint workload
+// cycles: DC_COMPAT_DIR, or the project's own corpus in the checkout.
 func compatDir(root string) string {
 	if dir := os.Getenv("DC_COMPAT_DIR"); dir != "" {
 		return dir
 	}
-	return filepath.Join(root, "..", "shared", "compat")
+	return filepath.Join(root, "test", "testdata", "dc-corpus")
 }
 
 // corpusTemplates reads the pod templates of every DeploymentConfig under
@@ -40,7 +40,7 @@ func corpusTemplates(dir string) ([]corev1.PodTemplateSpec, error) {
 	for _, path := range files {
 		data, err := os.ReadFile(path)
 		if err != nil {
-			return nil, fmt.Errorf("reading the compat corpus: %w", err)
+			return nil, fmt.Errorf("reading the corpus: %w", err)
 		}
 		res, err := convert.Convert(data, convert.Options{})
 		if err != nil {
@@ -76,7 +76,7 @@ func manifestFiles(dir string) ([]string, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("reading the compat corpus at %s (set DC_COMPAT_DIR): %w", dir, err)
+		return nil, fmt.Errorf("reading the corpus at %s: %w", dir, err)
 	}
 	slices.Sort(files)
 	return files, nil

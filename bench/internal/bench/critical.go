@@ -15,7 +15,7 @@ import (
 	"github.com/deployconfig/deployconfig/internal/deployment"
 )
 
-// The critical path of a rollout (issue 28) comes from two sources. The
+// The critical path of a rollout comes from two sources. The
 // audit log gives the steps that are writes of their own: the trigger,
 // the deployer pod's create, its binding, and its kubelet's status writes.
 // Steps that are a field of a write shared with other work (an RC's phase

@@ -17,7 +17,7 @@ import (
 	"github.com/deployconfig/deployconfig/internal/controller"
 )
 
-// The query templates of issue 29: executed, the first never ends and the
+// The query templates: executed, the first never ends and the
 // second writes 200 MB. dc-controller refuses both without executing them.
 const (
 	nestedRangeQuery = `{{range 100000}}{{range 100000}}x{{end}}{{end}}`
@@ -51,7 +51,7 @@ func hostileAnalysis(query string) *dcv1.Analysis {
 	}}}
 }
 
-// hostileDCs are the six hostile DeploymentConfigs of issue 29: a hostile
+// hostileDCs are the six hostile DeploymentConfigs: a hostile
 // query in a pre hook, a canary step, rollingParams' background
 // analysis, blue-green's pre- and postPromotionAnalysis and a Recreate
 // mid hook, the two queries alternating.
@@ -225,7 +225,7 @@ func readRefusals(ctx context.Context, w watch.Interface, f *refusals) {
 	}
 }
 
-// hostile measures issue 29's claim: six hostile DCs change no other DC's
+// hostile measures the claim: six hostile DCs change no other DC's
 // rollout time. An ordinary DC's template changes, one at a time, are
 // measured first with nothing else, then with the hostile DCs created in
 // another namespace just before the first of the second block, and kept

@@ -10,7 +10,7 @@ import (
 	"github.com/deployconfig/deployconfig/internal/analysis"
 )
 
-// TestHostileDCs: the six hostile DCs of issue 29 each have one analysis,
+// TestHostileDCs: the six hostile DCs each have one analysis,
 // in its own place, whose query dc-controller's validation refuses at the
 // field the report names.
 func TestHostileDCs(t *testing.T) {

@@ -102,7 +102,7 @@ func memoryOf(metrics map[string]float64, rss, anon uint64) report.ControllerMem
 }
 
 // inFlight measures, for each in-flight size and deployer mode, what
-// rollouts held in flight cost dc-controller (issue 28). The pod runtime
+// rollouts held in flight cost dc-controller. The pod runtime
 // serves the deployer pods of pod mode.
 func (r *runner) inFlight(ctx context.Context, rep *report.Report) error {
 	stopRuntime, err := startRuntime(ctx, r.e, filepath.Join(r.e.dir, "dc-bench-runtime-inflight.log"))

@@ -12,7 +12,7 @@ import (
 	"github.com/deployconfig/deployconfig/bench/internal/bench/report"
 )
 
-// Deployer modes of the throughput scenario's DeploymentConfigs (issue 28):
+// Deployer modes of the throughput scenario's DeploymentConfigs:
 // dc-bench's names for dc-controller's --deployer-mode values.
 const (
 	ModePod        = report.ModePod

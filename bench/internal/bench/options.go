@@ -1,4 +1,4 @@
-// Package bench runs deployconfig's benchmark (issue 7): DeploymentConfigs
+// Package bench runs deployconfig's benchmark: DeploymentConfigs
 // against Kubernetes Deployments on one playground cluster in one run,
 // with the API server's audit log as the ledger of who wrote what. It
 // creates the cluster, runs the scenarios, analyses the audit log and
@@ -22,11 +22,11 @@ const (
 	ScenarioLatency    = "latency"
 	ScenarioThroughput = "throughput"
 	ScenarioFootprint  = "footprint"
-	// ScenarioHostile (issue 29) is not among AllScenarios: its two
+	// ScenarioHostile is not among AllScenarios: its two
 	// blocks of rollouts one at a time, each about 5 s for the DC's
 	// prescribed pauses, add about two minutes to a run.
 	ScenarioHostile = "hostile"
-	// ScenarioInFlight (issue 28) is not among AllScenarios either: it
+	// ScenarioInFlight is not among AllScenarios either: it
 	// rolls out its N DCs twice per deployer mode and holds N rollouts in
 	// flight, a scenario of its own.
 	ScenarioInFlight = "inflight"
@@ -75,7 +75,7 @@ type Options struct {
 	Repeat int
 	// DCModes are the deployer modes (ModePod, ModeController) the
 	// throughput scenario runs DeploymentConfigs in, each alongside the
-	// Deployment in every repeat (issue 28); empty means ModePod only.
+	// Deployment in every repeat; empty means ModePod only.
 	DCModes []string
 	// Replicas of every DC and Deployment.
 	Replicas int32
@@ -111,7 +111,7 @@ type Options struct {
 	// one limiter for all of them.
 	FootprintClients int
 	// CompatDir is the compat corpus whose pod templates the footprint
-	// DCs cycle through ("" means DC_COMPAT_DIR or ../shared/compat).
+	// DCs cycle through ("" means DC_COMPAT_DIR or the checkout's test/testdata/dc-corpus).
 	CompatDir string
 	// RawCreates RCs are created by RawConcurrency clients for the raw
 	// write throughput.
@@ -149,7 +149,7 @@ type Options struct {
 	Log io.Writer
 }
 
-// DefaultOptions are the sizes of issue 7, which fit 2 cores and 24 GB.
+// DefaultOptions are the benchmark's sizes, which fit 2 cores and 24 GB.
 func DefaultOptions() Options {
 	return Options{
 		Name:               "dc-bench",

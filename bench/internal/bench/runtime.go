@@ -15,7 +15,7 @@ import (
 
 // runtimeQPS and runtimeBurst are each fake node's kubelet client in the
 // pod runtime: the kubelet's defaults (kubeAPIQPS 50, kubeAPIBurst 100),
-// one client per node as each node has its kubelet (issue 28).
+// one client per node as each node has its kubelet.
 const (
 	runtimeQPS   = 50
 	runtimeBurst = 100

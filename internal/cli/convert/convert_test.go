@@ -13,22 +13,24 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
-// compatDir is the corpus of real OpenShift manifests, beside the repository
-// (../shared/compat from its root); DC_COMPAT_DIR overrides it.
-func compatDir(t *testing.T) string {
+// corpusDir is the corpus of DeploymentConfig manifests the conversion is
+// checked against, and the directory of its golden files: the project's own
+// (test/testdata/dc-corpus), or the one DC_COMPAT_DIR names (`make
+// test-compat`), whose golden files are testdata/compat.
+func corpusDir(t *testing.T) (dir, golden string) {
 	t.Helper()
-	dir := os.Getenv("DC_COMPAT_DIR")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "..", "shared", "compat")
+	dir, golden = filepath.Join("..", "..", "..", "test", "testdata", "dc-corpus"), filepath.Join("testdata", "corpus")
+	if env := os.Getenv("DC_COMPAT_DIR"); env != "" {
+		dir, golden = env, filepath.Join("testdata", "compat")
 	}
 	if _, err := os.Stat(dir); err != nil {
-		t.Fatalf("compat corpus not found at %s (set DC_COMPAT_DIR): %v", dir, err)
+		t.Fatalf("corpus not found at %s: %v", dir, err)
 	}
-	return dir
+	return dir, golden
 }
 
-// compatFiles lists the manifests of the corpus, relative to its root.
-func compatFiles(t *testing.T, dir string) []string {
+// corpusFiles lists the manifests of a corpus, relative to its root.
+func corpusFiles(t *testing.T, dir string) []string {
 	t.Helper()
 	var files []string
 	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
@@ -51,12 +53,11 @@ func compatFiles(t *testing.T, dir string) []string {
 	return files
 }
 
-// TestConvertCompatCorpus converts every manifest of the corpus and compares
-// the output and warnings with golden files.
-func TestConvertCompatCorpus(t *testing.T) {
-	dir := compatFiles(t, compatDir(t))
-	root := compatDir(t)
-	for _, rel := range dir {
+// TestConvertCorpus converts every manifest of the corpus and compares the
+// output and warnings with golden files.
+func TestConvertCorpus(t *testing.T) {
+	root, goldenDir := corpusDir(t)
+	for _, rel := range corpusFiles(t, root) {
 		t.Run(rel, func(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join(root, rel))
 			if err != nil {
@@ -71,7 +72,7 @@ func TestConvertCompatCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join("testdata", "compat", strings.ReplaceAll(rel, string(filepath.Separator), "__")+".golden")
+			golden := filepath.Join(goldenDir, strings.ReplaceAll(rel, string(filepath.Separator), "__")+".golden")
 			compareGolden(t, golden, renderResult(out, res.Warnings))
 		})
 	}

@@ -67,13 +67,13 @@ func FuzzConvert(f *testing.F) {
 	})
 }
 
-// fuzzSeeds are the manifests of the compat corpus (see compatDir): real
-// OpenShift input for the fuzzer to start from.
+// fuzzSeeds are the manifests of the corpus (see corpusDir): what users
+// write, for the fuzzer to start from.
 func fuzzSeeds(f *testing.F) [][]byte {
 	f.Helper()
-	dir := os.Getenv("DC_COMPAT_DIR")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "..", "shared", "compat")
+	dir := filepath.Join("..", "..", "..", "test", "testdata", "dc-corpus")
+	if env := os.Getenv("DC_COMPAT_DIR"); env != "" {
+		dir = env
 	}
 	var seeds [][]byte
 	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
@@ -91,7 +91,7 @@ func fuzzSeeds(f *testing.F) [][]byte {
 		return nil
 	})
 	if err != nil {
-		f.Fatalf("reading the compat corpus at %s (set DC_COMPAT_DIR): %v", dir, err)
+		f.Fatalf("reading the corpus at %s: %v", dir, err)
 	}
 	return seeds
 }

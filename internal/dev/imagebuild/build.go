@@ -14,6 +14,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/deployconfig/deployconfig/internal/version"
 )
 
 // The repositories the images are published under, without registry or tag.
@@ -121,7 +123,7 @@ func Build(ctx context.Context, o Options) ([]Image, error) {
 	}
 	defer os.RemoveAll(bin)
 	all := recipes()
-	if err := goBuild(ctx, o.Root, bin, all); err != nil {
+	if err := goBuild(ctx, o, bin, all); err != nil {
 		return nil, err
 	}
 	// Compressing the layers takes most of the time: one goroutine each.
@@ -144,14 +146,16 @@ func Build(ctx context.Context, o Options) ([]Image, error) {
 }
 
 // goBuild builds every recipe's program as a static Linux binary into dir,
-// in one go build so the links run in parallel.
-func goBuild(ctx context.Context, root, dir string, all []recipe) error {
-	args := []string{"build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", dir + string(filepath.Separator)}
+// in one go build so the links run in parallel, stamped with o's version.
+func goBuild(ctx context.Context, o Options, dir string, all []recipe) error {
+	v, revision := stamp(o)
+	ldflags := "-ldflags=-s -w " + version.ForVersion(v, revision)
+	args := []string{"build", "-trimpath", "-buildvcs=false", ldflags, "-o", dir + string(filepath.Separator)}
 	for _, r := range all {
 		args = append(args, r.pkg)
 	}
 	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir = root
+	cmd.Dir = o.Root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, out)
@@ -217,23 +221,31 @@ func buildImage(r recipe, o Options, binPath string, shell Shell, shellData []by
 
 // labelsFor are r's OCI labels.
 func labelsFor(r recipe, o Options) map[string]string {
-	source, version, revision := o.Source, o.Version, o.Revision
+	source := o.Source
 	if source == "" {
 		source = DefaultSource
 	}
-	if version == "" {
-		version = "dev"
+	v, revision := stamp(o)
+	return map[string]string{
+		LabelSource:      source,
+		LabelRevision:    revision,
+		LabelVersion:     v,
+		LabelTitle:       r.binary,
+		LabelDescription: r.description,
+	}
+}
+
+// stamp is the version and revision an image's labels and its binary's
+// --version say: o's, or "dev" and "unknown".
+func stamp(o Options) (v, revision string) {
+	v, revision = o.Version, o.Revision
+	if v == "" {
+		v = "dev"
 	}
 	if revision == "" {
 		revision = "unknown"
 	}
-	return map[string]string{
-		LabelSource:      source,
-		LabelRevision:    revision,
-		LabelVersion:     version,
-		LabelTitle:       r.binary,
-		LabelDescription: r.description,
-	}
+	return v, revision
 }
 
 // shellEntries are BusyBox with its applets in /bin (/bin/sh among them);

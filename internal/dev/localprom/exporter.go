@@ -1,7 +1,7 @@
 // Package localprom runs a real Prometheus (the binary hack/tools.sh builds
 // from Go modules) on loopback, scraping an Exporter whose series the
 // caller controls: the metric source of analysis tests and of the
-// playground's analysis rollouts (docs/progressive-delivery.md).
+// playground's analysis rollouts (docs/analysis.md).
 package localprom
 
 import (

@@ -18,7 +18,7 @@ import (
 // a rate limiter of its own (QPS and Burst of Options), as every kubelet of
 // a real cluster has, and an event recorder sending through it. Giving all
 // nodes one client would make the runtime a single kubelet for the whole
-// cluster, slower at scale than any real one (issue 28).
+// cluster, slower at scale than any real one.
 type nodeClients struct {
 	client  kubernetes.Interface
 	dynamic dynamic.Interface

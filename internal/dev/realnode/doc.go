@@ -14,7 +14,5 @@
 // a cluster starts is recorded in its state directory, so that Delete can
 // stop and clean it (processes, pod sandboxes, mounts, the namespace with
 // its bridge and iptables rules) even after the process that made it died.
-//
-// ../shared/REALNODE.md in the project's workspace has the facts this is
-// built on.
+// docs/real-node.md describes what runs and why.
 package realnode

@@ -216,7 +216,7 @@ func TestWriteKeyAndRolloutWrites(t *testing.T) {
 func TestPurpose(t *testing.T) {
 	// Every write a DC rollout of the benchmark makes (N=1000 report of
 	// 2026-11-30, app pods excluded) has a stated purpose, and so do the
-	// scale steps dc-controller makes itself in controller mode (issue 28).
+	// scale steps dc-controller makes itself in controller mode.
 	for _, w := range [][2]string{
 		{ActorDCController, "deploymentconfigs/status update"},
 		{ActorDCController, "replicationcontrollers/scale update"},

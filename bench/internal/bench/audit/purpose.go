@@ -2,7 +2,7 @@ package audit
 
 // Purpose says what a write of the rollout is for, given its actor and its
 // WriteKey ("resource[/subresource] verb", marked for deployer pods), so
-// that the report can state per actor why each write is made (issue 18).
+// that the report can state per actor why each write is made.
 // Writes the benchmark does not expect have no purpose ("").
 func Purpose(actor, key string) string {
 	if p, ok := purposes()[actor][key]; ok {
@@ -26,7 +26,7 @@ func purposes() map[string]map[string]string {
 			"deploymentconfigs/status update": "DC status: latestVersion bump on the trigger, then counts and conditions as the rollout moves (status.go)",
 			"replicationcontrollers create":   "the deployment (RC) of the new version, 0 replicas, encoded DC",
 			"replicationcontrollers patch":    "deployer controller: phase annotation New→(Pending)→Running→Complete; DC controller: older RC labelled settled; in-controller rollouts: final counts and the log",
-			// In controller mode (issue 28) the rollout's own scale steps are dc-controller's.
+			// In controller mode the rollout's own scale steps are dc-controller's.
 			"replicationcontrollers/scale update": "in-controller rollout: rolling step, new RC up by maxSurge, old RC down as availability allows",
 			"pods create" + DeployerPodMark:       "the deployer pod",
 			"events create":                       "DeploymentCreated event on the DC",

@@ -35,8 +35,8 @@ type ActorCount struct {
 	// "replicationcontrollers/scale patch"; writes of (and events about)
 	// deployer and hook pods carry the suffix DeployerPodMark.
 	ByResource map[string]int `json:"byResource"`
-	// RolloutWrites counts, by the same keys, the writes issue 18 counts
-	// as the rollout's: every write but the application pods' own
+	// RolloutWrites counts, by the same keys, the writes the full-cost
+	// targets count as the rollout's: every write but the application pods' own
 	// (their create, binding, status, delete).
 	RolloutWrites map[string]int `json:"rolloutWrites,omitempty"`
 }

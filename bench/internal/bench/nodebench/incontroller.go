@@ -22,7 +22,7 @@ func controllerArgs(mode string) []string {
 }
 
 // rolloutDCInController starts rollout version of the DC with start and
-// times it when dc-controller runs it (issue 28): trigger → the RC seen
+// times it when dc-controller runs it: trigger → the RC seen
 // Complete. A deployer pod seen for it, or an RC Complete without the
 // controller's runner annotation, fails the sample: it would be a pod-mode
 // figure in an in-controller report.

@@ -52,12 +52,12 @@ func TestSummarizeInController(t *testing.T) {
 	// Rest 2, 3, 4, 5 against the Deployment's 3, 4, 5, 6: p50 3 ≤ 4 and
 	// p99 5 ≤ 6.
 	if s.Rest.P50 != 3 || s.Rest.P99 != 5 || !s.RestWithinDeployment || !s.RestMet {
-		t.Errorf("rest %+v, within the Deployment's %v, issue 18's %v; want p50 3, p99 5, both met", s.Rest, s.RestWithinDeployment, s.RestMet)
+		t.Errorf("rest %+v, within the Deployment's %v, the full-cost targets' %v; want p50 3, p99 5, both met", s.Rest, s.RestWithinDeployment, s.RestMet)
 	}
 }
 
-// TestRestWithinDeploymentInPodMode: issue 28's row gives a deployer pod
-// no allowance for its start, unlike issue 18's.
+// TestRestWithinDeploymentInPodMode: the deployer-mode targets' row gives a deployer pod
+// no allowance for its start, unlike the full-cost targets'.
 func TestRestWithinDeploymentInPodMode(t *testing.T) {
 	r := sampleReport()
 	for i := range r.Samples {
@@ -67,15 +67,15 @@ func TestRestWithinDeploymentInPodMode(t *testing.T) {
 	}
 	s := r.Summarize()
 	// Complete 4, 6, 8, 16 less the 5 s prescribed: rest -1, 1, 3, 11.
-	// Against the Deployment's p50 5 and p99 8, the p99 fails; issue 18's
+	// Against the Deployment's p50 5 and p99 8, the p99 fails; the full-cost targets'
 	// limits add the deployer pod's start (2, 4): 7 and 12, which hold.
 	if s.RestWithinDeployment || !s.RestMet {
-		t.Errorf("rest %+v: within the Deployment %v (want false), issue 18's %v (want true)", s.Rest, s.RestWithinDeployment, s.RestMet)
+		t.Errorf("rest %+v: within the Deployment %v (want false), the full-cost targets' %v (want true)", s.Rest, s.RestWithinDeployment, s.RestMet)
 	}
 }
 
 // TestWriteMarkdownInController: the report says which mode ran, has no
-// deployer pod parts and gives issue 28's row.
+// deployer pod parts and gives the deployer-mode targets' row.
 func TestWriteMarkdownInController(t *testing.T) {
 	var b bytes.Buffer
 	if err := inControllerReport().WriteMarkdown(&b); err != nil {
@@ -86,7 +86,7 @@ func TestWriteMarkdownInController(t *testing.T) {
 		"Deployer mode: **controller-when-possible** (dc-controller ran each DC rollout itself",
 		"| trigger → Complete (s) | 8.00 | 10.00 | 4.00 | 6.00 | 2.00 | 1.67 | 4 / 4 |",
 		"No deployer pod to split the DC's time at",
-		"Issue 28's target (controller-when-possible mode): the same rest (p50 3.00 s, p99 5.00 s) ≤ the Deployment's trigger → Complete alone: 4.00 s, 6.00 s. Met: yes.",
+		"The deployer-mode target (controller-when-possible mode): the same rest (p50 3.00 s, p99 5.00 s) ≤ the Deployment's trigger → Complete alone: 4.00 s, 6.00 s. Met: yes.",
 		"None: no deployer pod ran.",
 		"| 2 | DeploymentConfig |  |  | 8.00 |  |  |",
 		"| deployer mode | controller-when-possible (dc-controller's --deployer-mode) |",
@@ -95,7 +95,7 @@ func TestWriteMarkdownInController(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}
 	}
-	for _, unwanted := range []string{"Issue 18's target", "Where the DC's time goes", "| cgroup v1 figure"} {
+	for _, unwanted := range []string{"The full-cost target", "Where the DC's time goes", "| cgroup v1 figure"} {
 		if strings.Contains(md, unwanted) {
 			t.Errorf("an in-controller report has %q:\n%s", unwanted, md)
 		}
@@ -113,7 +113,7 @@ func TestWriteMarkdownPodModeSaysSo(t *testing.T) {
 			t.Fatal(err)
 		}
 		md := b.String()
-		for _, want := range []string{"Deployer mode: **pod**", "Where the DC's time goes", "Issue 18's target", "Issue 28's target (pod mode)", "| deployer mode | pod (dc-controller's --deployer-mode) |"} {
+		for _, want := range []string{"Deployer mode: **pod**", "Where the DC's time goes", "The full-cost target", "The deployer-mode target (pod mode)", "| deployer mode | pod (dc-controller's --deployer-mode) |"} {
 			if !strings.Contains(md, want) {
 				t.Errorf("mode %q: report lacks %q", mode, want)
 			}

@@ -1,4 +1,4 @@
-// Package nodebench is dc-bench's node scenario (issue 15): on a real node
+// Package nodebench is dc-bench's node scenario: on a real node
 // (internal/dev/realnode: a kubelet with containerd, real containers, the
 // controller installed from config/default), it rolls a 3-replica Rolling
 // DeploymentConfig and the same Deployment out one at a time, alternating
@@ -32,7 +32,7 @@ type Options struct {
 	Rollouts int
 	// Replicas of the DC and the Deployment.
 	Replicas int32
-	// DeployerMode is dc-controller's --deployer-mode (issue 28):
+	// DeployerMode is dc-controller's --deployer-mode:
 	// dcv1.DeployerModePod (its default: every rollout in a deployer pod)
 	// or dcv1.DeployerModeControllerWhenPossible (the DC's Rolling
 	// rollouts run in the controller, with no pod).
@@ -46,7 +46,7 @@ type Options struct {
 	Log io.Writer
 }
 
-// DefaultOptions are issue 15's: 20 rollouts each of 3 replicas.
+// DefaultOptions are the real-node benchmark's: 20 rollouts each of 3 replicas.
 func DefaultOptions() Options {
 	return Options{
 		Rollouts:       20,

@@ -61,12 +61,12 @@ type Settings struct {
 	// PrescribedPauseSeconds is how long the DC's deployer sleeps by its
 	// own settings in one rollout when pods are ready at once.
 	PrescribedPauseSeconds float64 `json:"prescribedPauseSeconds"`
-	// DeployerMode is dc-controller's --deployer-mode (issue 28); "" in
+	// DeployerMode is dc-controller's --deployer-mode; "" in
 	// reports before it, which were all pod mode.
 	DeployerMode string `json:"deployerMode,omitempty"`
 }
 
-// Mode is the run's deployer mode, pod for reports before issue 28.
+// Mode is the run's deployer mode, pod for reports from before deployer modes.
 func (s Settings) Mode() string {
 	if s.DeployerMode == "" {
 		return dcv1.DeployerModePod
@@ -102,7 +102,7 @@ type Sample struct {
 	DeployerPeak          uint64 `json:"deployerPeakBytes,omitempty"`
 	DeployerContainerPeak uint64 `json:"deployerContainerPeakBytes,omitempty"`
 	DeployerRSS           uint64 `json:"deployerRSSBytes,omitempty"`
-	// InController marks a DC rollout dc-controller ran itself (issue 28):
+	// InController marks a DC rollout dc-controller ran itself:
 	// it has no deployer pod, so only Complete is measured.
 	InController bool `json:"inController,omitempty"`
 	// Err says why the rollout was not measured; its figures are zero.
@@ -126,12 +126,12 @@ type Summary struct {
 	// Running and Succeeded.
 	Breakdown []Row `json:"dcBreakdown"`
 	// Rest is the DC's trigger → Complete less its prescribed pauses;
-	// RestMet is issue 18's verdict (report.IdleRestMet): Rest within the
+	// RestMet is the full-cost targets' verdict (report.IdleRestMet): Rest within the
 	// Deployment's trigger → Complete plus the deployer pod's start
 	// (trigger → Running), at the p50 and the p99.
 	Rest    stats.Summary `json:"dcRestAfterPrescribed"`
 	RestMet bool          `json:"restMet"`
-	// RestWithinDeployment is issue 28's verdict, in either deployer mode:
+	// RestWithinDeployment is the deployer-mode targets' verdict, in either deployer mode:
 	// Rest within the Deployment's trigger → Complete alone, at the p50
 	// and the p99.
 	RestWithinDeployment bool `json:"restWithinDeployment"`
@@ -248,12 +248,12 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		r.Settings.UpdatePeriodSeconds, r.Settings.IntervalSeconds, r.Settings.PrescribedPauseSeconds)
 	if s.Rest.Count > 0 && !inController {
 		_, p50, p99 := report.IdleRestMet(s.Rest, s.Rows[1].Deployment, s.Rows[0].DC)
-		fmt.Fprintf(&b, "\nIssue 18's target, as in the kwok report: the DC's trigger → Complete less the prescribed %.0f s (p50 %.2f s, p99 %.2f s) ≤ the Deployment's trigger → Complete + the deployer pod's start (trigger → Running): %.2f s, %.2f s. Met: %s.\n",
+		fmt.Fprintf(&b, "\nThe full-cost target, as in the kwok report: the DC's trigger → Complete less the prescribed %.0f s (p50 %.2f s, p99 %.2f s) ≤ the Deployment's trigger → Complete + the deployer pod's start (trigger → Running): %.2f s, %.2f s. Met: %s.\n",
 			r.Settings.PrescribedPauseSeconds, s.Rest.P50, s.Rest.P99, p50, p99, yesNo(s.RestMet))
 	}
 	if s.Rest.Count > 0 {
 		dep := s.Rows[1].Deployment
-		fmt.Fprintf(&b, "\nIssue 28's target (%s mode): the same rest (p50 %.2f s, p99 %.2f s) ≤ the Deployment's trigger → Complete alone: %.2f s, %.2f s. Met: %s.\n",
+		fmt.Fprintf(&b, "\nThe deployer-mode target (%s mode): the same rest (p50 %.2f s, p99 %.2f s) ≤ the Deployment's trigger → Complete alone: %.2f s, %.2f s. Met: %s.\n",
 			r.Settings.Mode(), s.Rest.P50, s.Rest.P99, dep.P50, dep.P99, yesNo(s.RestWithinDeployment))
 	}
 	writeMemory(&b, s, inController)

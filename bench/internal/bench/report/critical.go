@@ -7,7 +7,7 @@ import (
 	"github.com/deployconfig/deployconfig/bench/internal/bench/stats"
 )
 
-// Deployer modes of DeploymentConfig rows (issue 28): dc-controller with
+// Deployer modes of DeploymentConfig rows: dc-controller with
 // --deployer-mode=pod (a deployer pod per rollout) or
 // --deployer-mode=controller-when-possible (the rollout runs in
 // dc-controller).
@@ -17,7 +17,7 @@ const (
 )
 
 // ModeLabel names a DC mode in tables, e.g. "DC (controller)"; a row of
-// no mode (reports before issue 28, or the Deployment) is just "DC".
+// no mode (reports from before deployer modes, or the Deployment) is just "DC".
 func ModeLabel(mode string) string {
 	if mode == "" {
 		return "DC"

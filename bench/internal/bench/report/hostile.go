@@ -7,7 +7,7 @@ import (
 	"github.com/deployconfig/deployconfig/bench/internal/bench/stats"
 )
 
-// Hostile is the hostile scenario (issue 29): an ordinary
+// Hostile is the hostile scenario: an ordinary
 // DeploymentConfig's rollouts, one at a time, first with nothing else,
 // then with six DeploymentConfigs in another namespace whose analysis
 // queries would never end (or fill memory) if executed.
@@ -84,7 +84,7 @@ func writeHostile(b *strings.Builder, r *Report) {
 	if h == nil {
 		return
 	}
-	b.WriteString("## Hostile analyses (issue 29)\n\n")
+	b.WriteString("## Hostile analyses\n\n")
 	fmt.Fprintf(b, "Template changes of ordinary DeploymentConfigs, one at a time (%d rollouts in each block), first with nothing else, "+
 		"then with %d DeploymentConfigs in another namespace whose analysis queries would never end or would fill memory if executed, "+
 		"created just before the first rollout of the second block. Trigger → Complete in seconds (nearest-rank; each includes the DC's prescribed pauses); "+

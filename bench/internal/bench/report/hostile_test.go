@@ -29,7 +29,7 @@ func TestHostile(t *testing.T) {
 			line: []string{"p50 5.40 s without, 5.94 s with (ratio 1.10)", "p99 6.00 s without, 9.00 s with (ratio 1.50)",
 				"less the prescribed pauses p50 0.40 s vs 0.94 s (ratio 2.35), p99 1.00 s vs 4.00 s (ratio 4.00)",
 				"1 of 2 hostile DCs InvalidAnalysis, the last after 0.25 s"},
-			markdown: []string{"## Hostile analyses (issue 29)", "| without hostile DCs | 10 | 5.40 | 6.00 | 6.00 |",
+			markdown: []string{"## Hostile analyses", "| without hostile DCs | 10 | 5.40 | 6.00 | 6.00 |",
 				"| with hostile DCs | 10 | 5.94 | 9.00 | 9.00 |", "| **ratio with / without** | | **1.10** | **1.50** | |",
 				"| with, less the prescribed pauses | 10 | 0.94 | 4.00 | 4.00 |", "| **ratio with / without, less the prescribed pauses** | | **2.35** | **4.00** | |",
 				"| hostile-pre-hook | `spec.strategy.rollingParams.pre.analysis.metrics[0].prometheus.query` | 0.25 s |",

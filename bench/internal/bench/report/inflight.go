@@ -33,7 +33,7 @@ type PerRollout struct {
 	Goroutines float64 `json:"goroutines"`
 }
 
-// InFlight is issue 28's cost of rollouts in flight to dc-controller: N
+// InFlight is the deployer-mode targets' cost of rollouts in flight to dc-controller: N
 // DeploymentConfigs at rest (rolled out, nothing in flight), then the same
 // N with a rollout each held in flight by an indefinite canary pause, in
 // one dc-controller process per deployer mode.
@@ -96,7 +96,7 @@ func writeInFlight(b *strings.Builder, r *Report) {
 	if len(r.InFlight) == 0 {
 		return
 	}
-	b.WriteString("## Rollouts in flight: what each costs dc-controller (issue 28)\n\n")
+	b.WriteString("## Rollouts in flight: what each costs dc-controller\n\n")
 	b.WriteString("N DeploymentConfigs (Rolling, one canary step: `pause: {}`, which waits for `kubectl dc rollout promote`) are created and rolled out " +
 		"(a first rollout skips the steps), then read **at rest**; then every template is changed and, once every rollout is Running and paused, " +
 		"read **in flight**. One fresh dc-controller process per mode, started with `--deployer-mode=controller-when-possible` and `--max-controller-rollouts` " +

@@ -139,8 +139,8 @@ func writeAPICost(b *strings.Builder, r *Report) {
 	b.WriteString("Writes (create, update, patch, delete) per rollout in the scenario's namespace, by actor; from the API server's audit log, over all repeats. " +
 		"Columns: objects (workload objects, status and scale), app pods (create, binding, status, delete of the application's pods), " +
 		"deployer pods (their create, binding, status, their kubelet's writes), events. Conflicts (409) are counted in the writes and shown apart. " +
-		"**Writes of the rollout** (issue 18, the targets' measure) are all of them but the app pods'.\n\n")
-	b.WriteString("| N | phase | system | repeats | writes of the rollout / rollout | ratio DC/Deployment | excl. all pods (issue 7) | excl. pods and events | all writes/rollout |\n")
+		"**Writes of the rollout** (the targets' measure) are all of them but the app pods'.\n\n")
+	b.WriteString("| N | phase | system | repeats | writes of the rollout / rollout | ratio DC/Deployment | excl. all pods | excl. pods and events | all writes/rollout |\n")
 	b.WriteString("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, c := range pooled {
 		t := c.Totals()
@@ -259,7 +259,7 @@ func writeLatency(b *strings.Builder, r *Report) {
 }
 
 // writeIdleSplit splits the idle rollouts' time into what the DC's own
-// settings prescribe and the rest (issue 18).
+// settings prescribe and the rest.
 func writeIdleSplit(b *strings.Builder, r *Report) {
 	var rows []Latency
 	for _, l := range r.Latency {

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Issue 28's targets, judged for each deployer mode: a DC rollout's
+// The deployer-mode targets, judged for each deployer mode: a DC rollout's
 // writes against a Deployment's, and the phases' wall time.
 const (
 	modeChangeWritesRatio = 1.2
@@ -13,19 +13,19 @@ const (
 	modeTimeRatio         = 1.0
 )
 
-// primaryMode reports whether a row's mode is the one issue 7's and 18's
-// targets are judged in: pod mode (rows from before issue 28 have none).
+// primaryMode reports whether a row's mode is the one the side-by-side and
+// full-cost targets are judged in: pod mode (rows from before deployer modes have none).
 func primaryMode(mode string) bool {
 	return mode == "" || mode == ModePod
 }
 
 // sameMode reports whether a row's mode is mode; rows of no mode (from
-// before issue 28) are pod mode's.
+// before deployer modes) are pod mode's.
 func sameMode(rowMode, mode string) bool {
 	return rowMode == mode || rowMode == "" && mode == ModePod
 }
 
-// modeTargets are issue 28's rows: in each deployer mode, controller
+// modeTargets are the deployer-mode targets' rows: in each deployer mode, controller
 // first, the writes per rollout of both phases and the wall time of both
 // phases against the Deployment's, judged on the median over repeats at
 // the largest N.
@@ -46,7 +46,7 @@ func modeTargets(r *Report) []Target {
 // Deployment's in one phase.
 func modeWritesTarget(r *Report, mode, phase string, limit float64) Target {
 	t := Target{
-		Name: fmt.Sprintf("%s mode: writes per DC rollout, %s (issue 28)", mode, phase),
+		Name: fmt.Sprintf("%s mode: writes per DC rollout, %s", mode, phase),
 		Want: fmt.Sprintf("≤ %.1f × a Deployment rollout's", limit),
 	}
 	var best *WritesSpread
@@ -68,7 +68,7 @@ func modeWritesTarget(r *Report, mode, phase string, limit float64) Target {
 // the Deployment's, at the client QPS the run used.
 func modeTimeTarget(r *Report, mode, phase string) Target {
 	t := Target{
-		Name: fmt.Sprintf("%s mode: DC/Deployment time, %s (issue 28)", mode, phase),
+		Name: fmt.Sprintf("%s mode: DC/Deployment time, %s", mode, phase),
 		Want: fmt.Sprintf("≤ %.1f at %d (run's QPS: kcm %.0f, dc-controller %.0f)", modeTimeRatio, targetInFlight, r.Settings.KCMQPS, r.Settings.ControllerQPS),
 	}
 	var best *ThroughputSpread
@@ -89,7 +89,7 @@ func modeTimeTarget(r *Report, mode, phase string) Target {
 // runtimeSetting describes the pod runtime's kubelet clients.
 func runtimeSetting(s Settings) string {
 	if s.RuntimeQPS == 0 {
-		return "one client for all nodes (reports before issue 28)"
+		return "one client for all nodes (reports from before deployer modes)"
 	}
 	return fmt.Sprintf("one client per fake node, as one kubelet per node has: QPS %.0f, burst %d each (the kubelet's kubeAPIQPS and kubeAPIBurst defaults); runs in dc-bench", s.RuntimeQPS, s.RuntimeBurst)
 }

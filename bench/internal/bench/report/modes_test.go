@@ -8,7 +8,7 @@ import (
 	"github.com/deployconfig/deployconfig/bench/internal/bench/stats"
 )
 
-// Issue 28's rows judge each deployer mode on its own against the
+// The deployer-mode rows judge each deployer mode on its own against the
 // Deployment of the same repeats: controller mode's writes and times do
 // not leak into pod mode's rows, and a mode not run is not measured.
 func TestModeTargets(t *testing.T) {
@@ -37,14 +37,14 @@ func TestModeTargets(t *testing.T) {
 		met     *bool
 		gotPart string
 	}{
-		{"controller mode: writes per DC rollout, template change (issue 28)", new(true), "median 1.15 (min 1.10, max 1.20, 2 repeats)× (11.5 vs 10.0"},
-		{"controller mode: writes per DC rollout, first rollout (issue 28)", nil, "not measured"},
-		{"controller mode: DC/Deployment time, template change (issue 28)", new(true), "median 1.00 (min 0.90, max 1.10, 2 repeats)"},
-		{"controller mode: DC/Deployment time, first rollout (issue 28)", nil, "not measured"},
-		{"pod mode: writes per DC rollout, template change (issue 28)", new(false), "median 1.85 (min 1.80, max 1.90, 2 repeats)×"},
-		{"pod mode: writes per DC rollout, first rollout (issue 28)", nil, "not measured"},
-		{"pod mode: DC/Deployment time, template change (issue 28)", new(false), "median 1.55"},
-		{"pod mode: DC/Deployment time, first rollout (issue 28)", nil, "not measured"},
+		{"controller mode: writes per DC rollout, template change", new(true), "median 1.15 (min 1.10, max 1.20, 2 repeats)× (11.5 vs 10.0"},
+		{"controller mode: writes per DC rollout, first rollout", nil, "not measured"},
+		{"controller mode: DC/Deployment time, template change", new(true), "median 1.00 (min 0.90, max 1.10, 2 repeats)"},
+		{"controller mode: DC/Deployment time, first rollout", nil, "not measured"},
+		{"pod mode: writes per DC rollout, template change", new(false), "median 1.85 (min 1.80, max 1.90, 2 repeats)×"},
+		{"pod mode: writes per DC rollout, first rollout", nil, "not measured"},
+		{"pod mode: DC/Deployment time, template change", new(false), "median 1.55"},
+		{"pod mode: DC/Deployment time, first rollout", nil, "not measured"},
 	}
 	if len(got) != len(tests) {
 		t.Fatalf("%d rows, want %d: %+v", len(got), len(tests), got)
@@ -55,14 +55,14 @@ func TestModeTargets(t *testing.T) {
 			t.Errorf("row %d = %q met %s: %q; want %q met %s: …%q…", i, g.Name, metWord(g.Met), g.Got, tt.name, metWord(tt.met), tt.gotPart)
 		}
 	}
-	// Issue 18's rows read pod mode alone.
+	// The full-cost rows read pod mode alone.
 	for _, s := range r.Spreads {
 		if s.Mode == "" {
 			t.Errorf("spread without a mode: %+v", s)
 		}
 	}
 	if w := writesTarget(r, PhaseChange, targetWritesRatio); !strings.Contains(w.Got, "1.85") {
-		t.Errorf("issue 18's writes row reads %q, want pod mode's 1.85", w.Got)
+		t.Errorf("the full-cost targets' writes row reads %q, want pod mode's 1.85", w.Got)
 	}
 }
 

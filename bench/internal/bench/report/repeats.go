@@ -25,7 +25,7 @@ type ThroughputSpread struct {
 	Failed int `json:"failed"`
 }
 
-// WritesSpread is the writes of the rollout (issue 18's definition: every
+// WritesSpread is the writes of the rollout (the full-cost targets' definition: every
 // write but the application pods') per rollout, over the repeats.
 type WritesSpread struct {
 	N     int    `json:"n"`

@@ -42,13 +42,13 @@ type Report struct {
 	Latency      []Latency          `json:"latency"`
 	Footprint    []Footprint        `json:"footprint"`
 	Reference    *Reference         `json:"reference,omitempty"`
-	// Hostile is the hostile scenario's figures (issue 29).
+	// Hostile is the hostile scenario's figures.
 	Hostile *Hostile `json:"hostile,omitempty"`
-	// InFlight is the in-flight scenario's figures (issue 28), one per
+	// InFlight is the in-flight scenario's figures, one per
 	// size and deployer mode.
 	InFlight []InFlight `json:"inFlight,omitempty"`
 	// CriticalPaths split the throughput phases' rollouts into the steps
-	// of their critical path (issue 28), per size, phase, system and mode.
+	// of their critical path, per size, phase, system and mode.
 	CriticalPaths []CriticalPath `json:"criticalPaths,omitempty"`
 	// Controller is dc-controller's resource use during the rollout
 	// scenarios (one process for all of them).
@@ -84,7 +84,7 @@ type Settings struct {
 	DeployerQPS       float64 `json:"deployerQPS"`
 	DeployerBurst     int     `json:"deployerBurst"`
 	// RuntimeQPS and RuntimeBurst are each fake node's kubelet client in
-	// the pod runtime (one client per node, issue 28).
+	// the pod runtime (one client per node).
 	RuntimeQPS   float64 `json:"runtimeQPS,omitempty"`
 	RuntimeBurst int     `json:"runtimeBurst,omitempty"`
 	// DCModes are the deployer modes the throughput scenario ran DCs in.
@@ -178,7 +178,7 @@ func (c APICost) PerRollout(n int) float64 {
 	return stats.Ratio(float64(n), float64(c.Rollouts))
 }
 
-// RolloutWrites is issue 18's measure: writes per rollout of everything
+// RolloutWrites is the full-cost targets' measure: writes per rollout of everything
 // but the application's pods (their create, binding, status and delete):
 // the deployer pod's writes and its kubelet's, events, objects and status.
 func (c APICost) RolloutWrites() float64 {
@@ -189,7 +189,7 @@ func (c APICost) RolloutWrites() float64 {
 	return c.PerRollout(n)
 }
 
-// WritesExclPods is the earlier measure (issue 7): writes per rollout, pods (the
+// WritesExclPods is the earlier measure: writes per rollout, pods (the
 // application's and the deployers') excluded, events included.
 func (c APICost) WritesExclPods() float64 {
 	t := c.Totals()

@@ -96,7 +96,7 @@ func TestEvaluateTargets(t *testing.T) {
 		{"dc-controller peak RSS", new(true), "250.0 MB at 20000 DCs"},
 		{"dc-controller CPU to sync", nil, "61.5 CPU s over 300 s at 20000 DCs"},
 	}
-	// Issue 28's rows per deployer mode follow (TestModeTargets).
+	// The deployer-mode rows per deployer mode follow (TestModeTargets).
 	if len(got) != len(tests)+len(modeTargets(&Report{})) {
 		t.Fatalf("%d targets, want %d and the modes' rows", len(got), len(tests))
 	}

@@ -86,7 +86,7 @@ func ratioTarget(r *Report, phase string, limit float64) Target {
 	return t
 }
 
-// writesTarget judges issue 18's writes of a rollout (all but the
+// writesTarget judges the full-cost targets' writes of a rollout (all but the
 // application pods') of one phase at the largest N.
 func writesTarget(r *Report, phase string, limit float64) Target {
 	t := Target{
@@ -186,7 +186,7 @@ func podLatencyAtOnce(r *Report) Target {
 	return t
 }
 
-// idleTarget judges a rollout a user feels (issue 18): one at a time on an
+// idleTarget judges a rollout a user feels: one at a time on an
 // idle cluster, the DC's time less what its own settings prescribe must be
 // no more than the Deployment's time plus the deployer pod's start, at the
 // p50 and at the p99.
@@ -219,7 +219,7 @@ func idleTarget(r *Report) Target {
 	return t
 }
 
-// IdleRestMet is issue 18's test of a rollout a user feels, shared by the
+// IdleRestMet is the full-cost targets' test of a rollout a user feels, shared by the
 // kwok and the real-node reports: the DC's trigger → complete less its
 // prescribed pauses (rest) is no more than the Deployment's trigger →
 // complete plus the deployer pod's start, at the p50 and at the p99. It
@@ -266,7 +266,7 @@ func rssTarget(r *Report, dcs int, limit uint64) Target {
 }
 
 // syncCPU states the CPU dc-controller took to sync the largest
-// footprint: issue 18 asks for it reported, with no limit.
+// footprint: reported, with no limit.
 func syncCPU(r *Report) Target {
 	t := Target{Name: "dc-controller CPU to sync", Want: fmt.Sprintf("reported at %d DCs", targetLargeDCs)}
 	f := footprintFor(r, targetLargeDCs)
