@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/deployconfig/deployconfig/internal/controller"
 	"github.com/deployconfig/deployconfig/internal/dev/imagebuild"
 	"github.com/deployconfig/deployconfig/internal/dev/playground"
 	"github.com/deployconfig/deployconfig/internal/dev/realnode"
@@ -34,9 +35,10 @@ const (
 const samplePauseImage = "registry.k8s.io/pause:3.10"
 
 // realNodeControllerArgs are what the playground adds to config/default's
-// dc-controller arguments: a faster image poll, and the node's registry
-// allowed (dc-controller refuses private addresses by default).
-var realNodeControllerArgs = []string{"--image-poll-interval=10s", realnode.AllowRegistryArg}
+// dc-controller arguments: a faster image poll, the node's registry
+// allowed (dc-controller refuses private addresses by default), and, as on
+// kwok, a DeploymentConfig's deployer-mode annotation honoured.
+var realNodeControllerArgs = []string{"--image-poll-interval=10s", realnode.AllowRegistryArg, controller.AllowDeployerModeChoiceFlag}
 
 // runUpReal is `dc-local up --node=real`: the same walkthrough as on kwok,
 // on a real kubelet with containerd, dc-controller installed from

@@ -82,8 +82,11 @@ type DeployerReconciler struct {
 	finished *prometheus.CounterVec
 	// Mode says where rollouts run, unless a DeploymentConfig says
 	// otherwise; runner runs those that run in the controller.
-	Mode   DeployerMode
-	runner *rolloutRunner
+	Mode DeployerMode
+	// AllowModeChoice lets a DeploymentConfig's deployer-mode annotation
+	// run its rollouts in the controller under DeployerModePod.
+	AllowModeChoice bool
+	runner          *rolloutRunner
 }
 
 // Reconcile syncs one deployment.
@@ -198,7 +201,7 @@ func (r *DeployerReconciler) syncNew(ctx context.Context, rc *corev1.Replication
 	if _, ignore := dc.Annotations[dcv1.DeployerPodIgnoreAnnotation]; ignore {
 		return reconcile.Result{}, nil
 	}
-	inController, err := runsInController(r.Mode, dc)
+	inController, err := runsInControllerUnder(r.Mode, r.AllowModeChoice, dc)
 	if err != nil {
 		r.Recorder.Eventf(rc, nil, corev1.EventTypeWarning, EventInvalidDeployerMode, "Deploy",
 			"%v; the rollout runs in dc-controller's mode, %s", err, r.Mode)

@@ -344,6 +344,7 @@ func setup(mgr manager.Manager, opts Options) error {
 	deployerReconciler := &DeployerReconciler{
 		Client: deployerClient, APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: opts.Clock,
 		DeployerImage: opts.DeployerImage, access: access, Mode: opts.DeployerMode, runner: runner,
+		AllowModeChoice: opts.AllowDeployerModeChoice,
 	}
 	err = ctrl.NewControllerManagedBy(mgr).
 		Named("deployer").

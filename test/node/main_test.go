@@ -164,7 +164,8 @@ func setUp(ctx context.Context, dir, bin string) (*environment, error) {
 // a short image poll so that a push rolls out soon, and the cluster's
 // registry allowed.
 func controllerArgs() []string {
-	return []string{"--image-poll-interval=2s", realnode.AllowRegistryArg}
+	// The in-controller tests ask for the controller by annotation.
+	return []string{"--image-poll-interval=2s", realnode.AllowRegistryArg, controller.AllowDeployerModeChoiceFlag}
 }
 
 // teardownOnce returns a function that removes the cluster once, however
