@@ -182,8 +182,16 @@ func rolloutStatusOf(dc *dcv1.DeploymentConfig, rc *corev1.ReplicationController
 // the end of the rollout.
 func waitingForCreate(dc *dcv1.DeploymentConfig, version int64) string {
 	for _, c := range dc.Status.Conditions {
-		if c.Type == dcv1.DeploymentProgressing && c.Reason == dcv1.ReplicationControllerCreateErrorReason {
+		if c.Type != dcv1.DeploymentProgressing {
+			continue
+		}
+		switch c.Reason {
+		case dcv1.ReplicationControllerCreateErrorReason:
 			return fmt.Sprintf("Waiting for rollout #%d to be created: %s", version, c.Message)
+		case dcv1.RolloutQueuedReason, dcv1.AwaitingWaveReason, dcv1.AwaitingWindowReason, dcv1.CircuitOpenReason:
+			// A RolloutPolicy (or the controller's limits) holds it: the
+			// message names the policy and when it starts.
+			return fmt.Sprintf("Waiting for rollout #%d: %s", version, c.Message)
 		}
 	}
 	return fmt.Sprintf("Waiting for rollout #%d to be created...", version)

@@ -50,6 +50,10 @@ func TestRolloutStatusOf(t *testing.T) {
 			dc.Status.Conditions = []dcv1.DeploymentCondition{{Type: dcv1.DeploymentProgressing, Status: corev1.ConditionFalse,
 				Reason: dcv1.ReplicationControllerCreateErrorReason, Message: `replicationcontrollers "web-3" is forbidden: exceeded quota`}}
 		}), want: `Waiting for rollout #3 to be created: replicationcontrollers "web-3" is forbidden: exceeded quota`},
+		{name: "held by a policy's window", dc: newDC("web", 3, func(dc *dcv1.DeploymentConfig) {
+			dc.Status.Conditions = []dcv1.DeploymentCondition{{Type: dcv1.DeploymentProgressing, Status: corev1.ConditionUnknown,
+				Reason: dcv1.AwaitingWindowReason, Message: "RolloutPolicy fleet: outside its windows until 2026-01-03T09:00:00Z"}}
+		}), want: `Waiting for rollout #3: RolloutPolicy fleet: outside its windows until 2026-01-03T09:00:00Z`},
 		{name: "spec not observed", dc: newDC("web", 3, func(dc *dcv1.DeploymentConfig) { dc.Generation = 2 }),
 			want: "Waiting for latest deployment config spec to be observed by the controller loop..."},
 		{name: "paused", dc: newDC("web", 3, paused), done: true,

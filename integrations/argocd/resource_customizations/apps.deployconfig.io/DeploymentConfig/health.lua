@@ -56,7 +56,10 @@ if ready ~= nil and ready.status == "True" then
 end
 
 local reconciling = condition(conditions, "Reconciling")
-if reconciling ~= nil and reconciling.status == "True" and reconciling.reason == "AwaitingPromotion" then
+-- A rollout that a person, a change window or a RolloutPolicy's open
+-- circuit breaker holds waits for something other than the cluster.
+local suspends = { AwaitingPromotion = true, AwaitingWindow = true, CircuitOpen = true }
+if reconciling ~= nil and reconciling.status == "True" and suspends[reconciling.reason] then
   hs.status = "Suspended"
   hs.message = reconciling.message
   return hs
