@@ -58,7 +58,7 @@ const podByDeployment = "deployconfig.pod.byDeployment"
 // started stays New. The phase follows the pod, and a deployer pod usually
 // starts within a second or two of its creation: writing Pending at the
 // creation only for Running to replace it a moment later is one RC write
-// per rollout through the controller's rate-limited client (issue 18).
+// per rollout through the controller's rate-limited client.
 // OpenShift allows New→Running. A pod that has not started by then (no
 // node yet, an image to pull) moves the deployment to Pending as before.
 // Creation times have a resolution of a second, so the wait is 1 to 2 s.

@@ -83,7 +83,7 @@ var errDeadlineExceeded = errors.New(reasonDeadlineExceeded)
 // does not lead).
 var errNotLeading = errors.New("the rollout runner is not running")
 
-// rolloutRunner runs rollouts inside dc-controller (issue 28): dc-deploy's
+// rolloutRunner runs rollouts inside dc-controller: dc-deploy's
 // own code (internal/deployer), one goroutine per rollout, for as long as
 // this replica leads. When a rollout ends it wakes the deployer controller,
 // which records the outcome as it would a deployer pod's.

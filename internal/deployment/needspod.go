@@ -9,7 +9,7 @@ import dcv1 "github.com/deployconfig/deployconfig/api/v1"
 // names, with the namespace's pull secrets) belong in the namespace's pod
 // rather than in the controller. Every other rollout only scales, switches
 // Services and routes and queries metrics, which dc-controller can do in
-// itself (issue 28).
+// itself.
 func NeedsPod(s *dcv1.DeploymentStrategy) bool {
 	if s.Type == dcv1.DeploymentStrategyTypeCustom || s.CustomParams != nil {
 		return true

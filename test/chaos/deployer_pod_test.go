@@ -17,7 +17,7 @@ import (
 )
 
 // reasonDeployerPodGone is the status reason of a deployment whose
-// deployer pod disappeared (DESIGN §4).
+// deployer pod disappeared.
 const reasonDeployerPodGone = "deployer pod no longer exists"
 
 // Scenario e: the deployer pod of a running rollout is deleted. The

@@ -14,7 +14,7 @@ import (
 )
 
 // dockerImageKind is the only kind of tagImages target: there are no
-// ImageStreams to tag into on plain Kubernetes (DESIGN §7).
+// ImageStreams to tag into on plain Kubernetes.
 const dockerImageKind = "DockerImage"
 
 // Pauses between the attempts of a tagImages hook whose failurePolicy is

@@ -99,7 +99,7 @@ func (s *Scaler) setScale(ctx context.Context, name string, n int32) error {
 
 // setAndRecord sets the RC's replicas and keeps n in its replicas
 // annotation with one merge patch. A scale update and an annotation patch
-// would be two writes for one count (issue 18 counts every write of a
+// would be two writes for one count (the write budget counts every write of a
 // rollout). Like setScale the patch carries no resourceVersion, so it
 // needs no read first and never conflicts: the deployer is the only writer
 // of a running deployment's replicas, and setting a count is safe to repeat.

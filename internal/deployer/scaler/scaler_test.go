@@ -62,7 +62,7 @@ func TestScale(t *testing.T) {
 				t.Fatal(err)
 			}
 			// One write sets the count and records it: each write of a
-			// deployer is one more request per rollout (issue 18).
+			// deployer is one more request per rollout.
 			if writes := rcWrites(c.Client.Actions()); len(writes) != 1 || writes[0] != "patch replicationcontrollers" {
 				t.Errorf("writes of the RC %v, want one patch of the RC", writes)
 			}
@@ -291,7 +291,7 @@ type waitResult struct {
 }
 
 // TestWaitReplicasProgress: the timeout counts from the last change of the
-// RC's counts (DESIGN §5: no progress within timeoutSeconds fails), so a
+// RC's counts (no progress within timeoutSeconds fails), so a
 // backlogged RC manager that still removes pods does not fail the rollout,
 // and one that stands still does.
 func TestWaitReplicasProgress(t *testing.T) {
