@@ -3,8 +3,11 @@ package controller
 import (
 	"strings"
 	"testing"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 )
@@ -131,5 +134,49 @@ func TestRolloutLogRestoredGoesOn(t *testing.T) {
 	text, _, ok := l.unflushed()
 	if want := kept + "--> Resumed by a new dc-controller leader\n"; !ok || text != want {
 		t.Errorf("log = %q, %t; want %q", text, ok, want)
+	}
+}
+
+// TestRunnerSlotsFirstComeFirstServed checks that the slots of
+// --max-controller-rollouts go to the deployments in the order they asked,
+// whichever asks again first, and that no more are given than the bound.
+func TestRunnerSlotsFirstComeFirstServed(t *testing.T) {
+	now := time.Date(2026, 3, 1, 11, 0, 0, 0, time.UTC)
+	r := &rolloutRunner{
+		max: 1, runs: map[types.NamespacedName]*run{},
+		slots: map[types.NamespacedName]bool{}, waiting: map[types.NamespacedName]time.Time{},
+		now: func() time.Time { now = now.Add(time.Second); return now },
+	}
+	rc := func(name string) *corev1.ReplicationController {
+		return &corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name}}
+	}
+	steps := []struct {
+		do   string // reserve or release
+		rc   string
+		want bool
+	}{
+		{"reserve", "a-1", true},
+		{"reserve", "b-1", false}, // b asks first
+		{"reserve", "c-1", false}, // then c
+		{"reserve", "a-1", true},  // a keeps its slot
+		{"release", "a-1", false},
+		{"reserve", "c-1", false}, // c asks again first, but b asked before it
+		{"reserve", "b-1", true},
+		{"reserve", "c-1", false}, // the bound holds
+		{"release", "b-1", false},
+		{"reserve", "c-1", true},
+	}
+	for i, s := range steps {
+		switch s.do {
+		case "reserve":
+			if got := r.reserve(rc(s.rc)); got != s.want {
+				t.Errorf("step %d: reserve(%s) = %v, want %v", i+1, s.rc, got, s.want)
+			}
+		case "release":
+			r.release(rc(s.rc))
+		}
+		if used := r.usedLocked(); used > r.max {
+			t.Errorf("step %d: %d slots in use, more than %d", i+1, used, r.max)
+		}
 	}
 }
