@@ -39,8 +39,6 @@ const (
 	// StageSwitched: the active Service (or every request of the routes)
 	// moved to the new deployment; Switch says whether for good.
 	StageSwitched Stage = "Switched"
-	// StageDone: the strategy finished its part of the rollout.
-	StageDone Stage = "Done"
 )
 
 // Switch says how far a blue-green rollout (or a routed canary) moved live

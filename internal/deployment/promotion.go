@@ -55,7 +55,7 @@ func Promotion(rc *corev1.ReplicationController, s *dcv1.DeploymentStrategy, ful
 	if err != nil {
 		return Request{}, "", err
 	}
-	if p.Stage == StageFinalRoll || p.Stage == StageDone || p.Switch == SwitchFinal {
+	if p.Stage == StageFinalRoll || p.Switch == SwitchFinal {
 		return Request{}, "", fmt.Errorf("rollout #%d is past its last step or gate; nothing to promote", version)
 	}
 	if full {

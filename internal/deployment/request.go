@@ -2,7 +2,6 @@ package deployment
 
 import (
 	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -107,11 +106,8 @@ func PendingFull(rc *corev1.ReplicationController, p Progress) (Request, bool) {
 // legacyFull is the value of a full promote before requests had IDs.
 const legacyFull = "full"
 
-// newRequestID returns a fresh request ID.
+// newRequestID returns a fresh request ID: random, so that two clients
+// promoting at once never write the same one.
 func newRequestID() string {
-	b := make([]byte, 8)
-	if _, err := rand.Read(b); err != nil {
-		panic(fmt.Sprintf("read random bytes: %v", err))
-	}
-	return hex.EncodeToString(b)
+	return rand.Text()[:16]
 }
