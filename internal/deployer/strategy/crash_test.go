@@ -103,6 +103,13 @@ func isPersonsRequest(action k8stesting.Action) bool {
 	return ok && strings.HasPrefix(string(patch.GetPatch()), `{"metadata":{"annotations":{"`+dcv1.PromoteRequestAnnotation+`"`)
 }
 
+// count returns how many writes the runner made.
+func (c *crasher) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.writes
+}
+
 // disarm lets a fresh runner work.
 func (c *crasher) disarm() {
 	c.mu.Lock()
@@ -186,8 +193,11 @@ func (p *promoter) sent() []string {
 type crashCase struct {
 	name string
 	run  func(ctx context.Context, r *Rollout, from, to *corev1.ReplicationController) error
-	// canary: the new deployment's replicas only ever grow.
+	// routed: the rollout sets routes, which must end at rest.
 	routed bool
+	// waits: the rollout waits for a person somewhere; a full promote
+	// then differs from a plain one.
+	waits bool
 }
 
 func crashCases() []crashCase {
@@ -208,15 +218,15 @@ func crashCases() []crashCase {
 			_, err := r.Rolling(ctx, rollingOnly, from, to, 4)
 			return err
 		}},
-		{name: "canary steps", run: func(ctx context.Context, r *Rollout, from, to *corev1.ReplicationController) error {
+		{name: "canary steps", waits: true, run: func(ctx context.Context, r *Rollout, from, to *corev1.ReplicationController) error {
 			_, err := r.Rolling(ctx, canarySteps, from, to, 4)
 			return err
 		}},
-		{name: "routed canary", routed: true, run: func(ctx context.Context, r *Rollout, from, to *corev1.ReplicationController) error {
+		{name: "routed canary", waits: true, routed: true, run: func(ctx context.Context, r *Rollout, from, to *corev1.ReplicationController) error {
 			_, err := r.Rolling(ctx, routedSteps, from, to, 4)
 			return err
 		}},
-		{name: "blue-green with analyses", run: func(ctx context.Context, r *Rollout, from, to *corev1.ReplicationController) error {
+		{name: "blue-green with analyses", waits: true, run: func(ctx context.Context, r *Rollout, from, to *corev1.ReplicationController) error {
 			_, err := r.BlueGreen(ctx, bg, from, to, 4)
 			return err
 		}},
@@ -269,7 +279,7 @@ func runCase(t *testing.T, tc crashCase, at int, after, full, cancelled bool) (_
 	}
 	e.cluster.Client.PrependReactor("*", "*", c.react)
 	err = tc.run(killed, e.newRunner(routes), e.from, e.to)
-	writes := c.writes
+	writes := c.count()
 	if cancelled && at > 0 && writes >= at {
 		<-c.cancelled
 		if c.cancelErr != nil {
@@ -417,6 +427,9 @@ func TestResumeAtEveryCrashPoint(t *testing.T) {
 	var cases atomic.Int64
 	for _, tc := range crashCases() {
 		for _, full := range []bool{false, true} {
+			if full && !tc.waits {
+				continue
+			}
 			name := tc.name
 			if full {
 				name += ", promote --full"
