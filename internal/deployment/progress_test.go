@@ -264,13 +264,13 @@ func TestUpdate(t *testing.T) {
 	rc := running(map[string]string{legacyStep: "1", legacySteps: "2"})
 	client := fake.NewSimpleClientset(rc)
 	rcs := client.CoreV1().ReplicationControllers("shop")
-	written, err := Update(ctx, rcs, "web-2", func(p *Progress) error {
+	written, err := Update(ctx, rcs, rc, func(p *Progress) error {
 		if p.Stage != StageSteps || p.Step != 1 {
 			t.Errorf("migrated record = %s, want step 1 of 2", p.Encode())
 		}
 		p.Weight = new(int32(20))
 		return nil
-	}, nil)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,17 +278,18 @@ func TestUpdate(t *testing.T) {
 		t.Errorf("the old step key is still there: %v", written.Annotations)
 	}
 	calls := 0
-	written, err = Update(ctx, rcs, "web-2", func(p *Progress) error {
+	read := written
+	written, err = Update(ctx, rcs, read, func(p *Progress) error {
 		calls++
 		if calls == 1 {
 			// Another writer changes the record after this one read it.
-			if _, err := Update(ctx, rcs, "web-2", func(p *Progress) error { p.Consume("other"); return nil }, nil); err != nil {
+			if _, err := Update(ctx, rcs, read, func(p *Progress) error { p.Consume("other"); return nil }); err != nil {
 				t.Fatal(err)
 			}
 		}
 		p.Step = 2
 		return nil
-	}, nil)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,21 +23,27 @@ var ErrRecordChanged = errors.New("the rollout's progress record changed under t
 // runner of the same deployment makes it fail every time.
 const updateAttempts = 4
 
-// Update applies change to the deployment's progress record and writes it
-// back, with extra annotation changes (nil removes one) in the same write.
-// The write is a JSON patch that first tests the record's value as it was
-// read: a write of the record in between by anyone else makes it fail, and
-// Update reads again and reapplies change. Other writes of the RC (its
-// status, its scale, the desired replicas) do not conflict with it. It
-// returns the RC as written.
-func Update(ctx context.Context, rcs corev1client.ReplicationControllerInterface, name string, change func(*Progress) error, extra map[string]*string) (*corev1.ReplicationController, error) {
+// Update applies change to the progress record of rc (the deployment as
+// its writer last read or wrote it) and writes it back. The write is a
+// JSON patch that first tests the record's value as it was read: a write
+// of the record in between by anyone else makes it fail, and Update reads
+// the deployment again and reapplies change. The writer's own copy is
+// current unless someone else wrote the record, so the first attempt needs
+// no read. Other writes of the RC (its status, its scale, the desired
+// replicas, a request) do not conflict with it. It returns the RC as
+// written.
+func Update(ctx context.Context, rcs corev1client.ReplicationControllerInterface, rc *corev1.ReplicationController, change func(*Progress) error) (*corev1.ReplicationController, error) {
+	name := rc.Name
 	var lastErr error
-	for range updateAttempts {
-		rc, err := rcs.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return nil, fmt.Errorf("get replicationcontroller %s: %w", name, err)
+	for attempt := range updateAttempts {
+		if attempt > 0 {
+			fresh, err := rcs.Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return nil, fmt.Errorf("get replicationcontroller %s: %w", name, err)
+			}
+			rc = fresh
 		}
-		written, err := tryUpdate(ctx, rcs, rc, change, extra)
+		written, err := tryUpdate(ctx, rcs, rc, change)
 		if err == nil {
 			return written, nil
 		}
@@ -53,7 +59,7 @@ func Update(ctx context.Context, rcs corev1client.ReplicationControllerInterface
 var errTestFailed = errors.New("the record was changed by another writer")
 
 // tryUpdate makes one compare-and-swap write of the record.
-func tryUpdate(ctx context.Context, rcs corev1client.ReplicationControllerInterface, rc *corev1.ReplicationController, change func(*Progress) error, extra map[string]*string) (*corev1.ReplicationController, error) {
+func tryUpdate(ctx context.Context, rcs corev1client.ReplicationControllerInterface, rc *corev1.ReplicationController, change func(*Progress) error) (*corev1.ReplicationController, error) {
 	p, err := ReadProgress(rc)
 	if err != nil {
 		return nil, err
@@ -63,7 +69,7 @@ func tryUpdate(ctx context.Context, rcs corev1client.ReplicationControllerInterf
 	}
 	p.Format = ProgressFormat
 	p.Seq++
-	patch, err := json.Marshal(updateOps(rc, p, extra))
+	patch, err := json.Marshal(updateOps(rc, p))
 	if err != nil {
 		return nil, fmt.Errorf("progress patch of replicationcontroller %s: %w", rc.Name, err)
 	}
@@ -86,10 +92,9 @@ type jsonOp struct {
 
 // updateOps are the operations of one write of the record: the test that
 // makes it a compare-and-swap (of the record's value, or of the
-// resourceVersion for a deployment that has none yet), the record, the
-// extra annotations, and the removal of the keys progress was kept in
-// before the record.
-func updateOps(rc *corev1.ReplicationController, p Progress, extra map[string]*string) []jsonOp {
+// resourceVersion for a deployment that has none yet), the record, and the
+// removal of the keys progress was kept in before the record.
+func updateOps(rc *corev1.ReplicationController, p Progress) []jsonOp {
 	var ops []jsonOp
 	old, has := rc.Annotations[dcv1.RolloutProgressAnnotation]
 	switch {
@@ -110,14 +115,6 @@ func updateOps(rc *corev1.ReplicationController, p Progress, extra map[string]*s
 		ops = append(ops, jsonOp{Op: "add", Path: "/metadata/annotations", Value: map[string]string{}})
 	}
 	ops = append(ops, jsonOp{Op: "add", Path: annotationPath(dcv1.RolloutProgressAnnotation), Value: p.Encode()})
-	for k, v := range extra {
-		switch _, present := rc.Annotations[k]; {
-		case v != nil:
-			ops = append(ops, jsonOp{Op: "add", Path: annotationPath(k), Value: *v})
-		case present:
-			ops = append(ops, jsonOp{Op: "remove", Path: annotationPath(k)})
-		}
-	}
 	for _, k := range legacyKeys {
 		if _, present := rc.Annotations[k]; present {
 			ops = append(ops, jsonOp{Op: "remove", Path: annotationPath(k)})

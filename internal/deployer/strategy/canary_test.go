@@ -134,11 +134,16 @@ func (e *env) rcState(t *testing.T, name string) (int32, deployment.Progress) {
 // of the rollout left it, and returns web-2.
 func (e *env) recordProgress(t *testing.T, p deployment.Progress) *corev1.ReplicationController {
 	t.Helper()
-	rc, err := deployment.Update(t.Context(), e.cluster.Client.CoreV1().ReplicationControllers(ns), "web-2", func(got *deployment.Progress) error {
+	rcs := e.cluster.Client.CoreV1().ReplicationControllers(ns)
+	rc, err := rcs.Get(t.Context(), "web-2", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err = deployment.Update(t.Context(), rcs, rc, func(got *deployment.Progress) error {
 		p.Seq, p.Runner = got.Seq, got.Runner
 		*got = p
 		return nil
-	}, nil)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

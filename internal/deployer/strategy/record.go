@@ -17,10 +17,10 @@ import (
 // the strategies make to how far the rollout went goes through it, so
 // that a resumed runner finds what this one did.
 func (r *Rollout) record(ctx context.Context, to *corev1.ReplicationController, change func(*deployment.Progress)) (*corev1.ReplicationController, error) {
-	fresh, err := deployment.Update(ctx, r.scaler.ReplicationControllers(), to.Name, func(p *deployment.Progress) error {
+	fresh, err := deployment.Update(ctx, r.scaler.ReplicationControllers(), to, func(p *deployment.Progress) error {
 		change(p)
 		return nil
-	}, nil)
+	})
 	if err != nil {
 		// The caller keeps the deployment as it last read it: a failed
 		// write leaves it unchanged.
