@@ -268,7 +268,7 @@ func (r *rolloutRunner) deploy(ctx context.Context, run *run, s rolloutStart, lo
 		}
 	}()
 	return deployer.Run(ctx, deployer.Options{
-		Namespace: s.rc.Namespace, Name: s.rc.Name, Out: run.log,
+		Namespace: s.rc.Namespace, Name: s.rc.Name, Out: run.log, KeptLog: run.log,
 		Client: r.client, Dynamic: r.routes, Started: s.started, Log: log,
 	})
 }
@@ -476,9 +476,9 @@ func (l *rolloutLog) restore(kept string) {
 	l.flushed = true
 }
 
-// unflushed returns the log when it has lines not yet on the deployment,
-// and the count of writes it has seen, for markFlushed.
-func (l *rolloutLog) unflushed() (string, uint64, bool) {
+// Unkept returns the log when it has lines not yet on the deployment,
+// and the count of writes it has seen, for Kept.
+func (l *rolloutLog) Unkept() (string, uint64, bool) {
 	l.mu.Lock()
 	dirty, writes := !l.flushed && len(l.buf) > 0, l.writes
 	l.mu.Unlock()
@@ -488,9 +488,9 @@ func (l *rolloutLog) unflushed() (string, uint64, bool) {
 	return l.String(), writes, true
 }
 
-// markFlushed notes that the log as it was after writes writes is on the
+// Kept notes that the log as it was after writes writes is on the
 // deployment.
-func (l *rolloutLog) markFlushed(writes uint64) {
+func (l *rolloutLog) Kept(writes uint64) {
 	l.mu.Lock()
 	if l.writes == writes {
 		l.flushed = true
@@ -515,7 +515,7 @@ func (r *rolloutRunner) flushLog(ctx context.Context, run *run, rc *corev1.Repli
 
 // writeLog writes the run's log to its deployment when it has new lines.
 func (r *rolloutRunner) writeLog(ctx context.Context, run *run, rc *corev1.ReplicationController, log logr.Logger) {
-	text, writes, ok := run.log.unflushed()
+	text, writes, ok := run.log.Unkept()
 	if !ok {
 		return
 	}
@@ -530,7 +530,7 @@ func (r *rolloutRunner) writeLog(ctx context.Context, run *run, rc *corev1.Repli
 		log.V(1).Info("could not write the rollout's log", "error", err.Error())
 		return
 	}
-	run.log.markFlushed(writes)
+	run.log.Kept(writes)
 }
 
 // logWriteTimeout bounds one write of a rollout's log.

@@ -100,22 +100,22 @@ func TestRolloutLogKeepsItsTailFromALineStart(t *testing.T) {
 // write is in flight is written by the next one.
 func TestRolloutLogIsWrittenOnceEachChange(t *testing.T) {
 	l := &rolloutLog{}
-	if _, _, ok := l.unflushed(); ok {
+	if _, _, ok := l.Unkept(); ok {
 		t.Error("an empty log is written")
 	}
 	l.Write([]byte("--> Waiting for promotion\n"))
-	text, writes, ok := l.unflushed()
+	text, writes, ok := l.Unkept()
 	if !ok || text != "--> Waiting for promotion\n" {
-		t.Fatalf("unflushed log = %q, %t", text, ok)
+		t.Fatalf("unkept log = %q, %t", text, ok)
 	}
 	l.Write([]byte("    Promoted\n"))
-	l.markFlushed(writes)
-	text, writes, ok = l.unflushed()
+	l.Kept(writes)
+	text, writes, ok = l.Unkept()
 	if !ok || text != "--> Waiting for promotion\n    Promoted\n" {
 		t.Fatalf("a line written during a write is not written next: %q, %t", text, ok)
 	}
-	l.markFlushed(writes)
-	if text, _, ok := l.unflushed(); ok {
+	l.Kept(writes)
+	if text, _, ok := l.Unkept(); ok {
 		t.Errorf("a log already written is written again: %q", text)
 	}
 }
@@ -127,11 +127,11 @@ func TestRolloutLogRestoredGoesOn(t *testing.T) {
 	l := &rolloutLog{}
 	kept := "... (earlier lines dropped)\n--> Scaling web-2 to 1\n"
 	l.restore(kept)
-	if text, _, ok := l.unflushed(); ok {
+	if text, _, ok := l.Unkept(); ok {
 		t.Errorf("a restored log is written again before a line is added: %q", text)
 	}
 	l.Write([]byte("--> Resumed by a new dc-controller leader\n"))
-	text, _, ok := l.unflushed()
+	text, _, ok := l.Unkept()
 	if want := kept + "--> Resumed by a new dc-controller leader\n"; !ok || text != want {
 		t.Errorf("log = %q, %t; want %q", text, ok, want)
 	}

@@ -62,6 +62,10 @@ type Options struct {
 
 	// Log receives diagnostics (not the rollout's log). Optional.
 	Log logr.Logger
+
+	// KeptLog, when set, is Out as its runner keeps it on the
+	// deployment: each write of the progress record carries it.
+	KeptLog deployment.KeptLog
 }
 
 // Run carries out the deployment. It returns nil when the rollout
@@ -93,6 +97,7 @@ func Run(ctx context.Context, opts Options) error {
 		scaler:    scaler.New(client, opts.Namespace),
 		now:       time.Now,
 		started:   opts.Started,
+		keptLog:   opts.KeptLog,
 	}
 	return d.deploy(ctx)
 }
@@ -154,6 +159,8 @@ type deployer struct {
 	now       func() time.Time
 	// started, when set, is when the rollout started (see Options.Started).
 	started time.Time
+	// keptLog, when set, is out as the runner keeps it on the deployment.
+	keptLog deployment.KeptLog
 }
 
 // deploy loads the deployment and its configuration, clears the way, and
@@ -257,7 +264,8 @@ func (d *deployer) runStrategy(ctx context.Context, s *dcv1.DeploymentStrategy, 
 	}
 	rollout := strategy.New(d.scaler, hooks, d.out, d.until).
 		WithServices(d.client.CoreV1().Services(d.namespace)).
-		WithAnalysis(stepAnalysis{client: d.client, out: d.out})
+		WithAnalysis(stepAnalysis{client: d.client, out: d.out}).
+		WithKeptLog(d.keptLog)
 	if d.routes != nil {
 		rollout = rollout.WithRoutes(func(tr *dcv1.TrafficRouting) strategy.Routes {
 			return trafficrouting.Router{Client: trafficrouting.Dynamic(d.routes), Namespace: d.namespace, Routing: tr}

@@ -298,3 +298,44 @@ func TestUpdate(t *testing.T) {
 		t.Errorf("after a concurrent write: %d calls, record %s; want 2 calls, step 2, other consumed, seq 3", calls, got.Encode())
 	}
 }
+
+// keptLog is a KeptLog of a test: the lines it holds, and how far they
+// were kept.
+type keptLog struct {
+	text       string
+	mark, kept uint64
+}
+
+func (l *keptLog) Unkept() (string, uint64, bool) { return l.text, l.mark, l.mark != l.kept }
+func (l *keptLog) Kept(mark uint64)               { l.kept = mark }
+
+// TestUpdateKeeping checks that a write of the record carries the lines
+// of the log not yet kept, and only those writes.
+func TestUpdateKeeping(t *testing.T) {
+	ctx := context.Background()
+	rc := running(nil)
+	rcs := fake.NewSimpleClientset(rc).CoreV1().ReplicationControllers("shop")
+	log := &keptLog{text: "--> Step 1 of 2\n", mark: 1}
+	step := func(k int) func(*Progress) error {
+		return func(p *Progress) error { p.Stage, p.Step, p.Steps = StageSteps, k, 2; return nil }
+	}
+	written, err := UpdateKeeping(ctx, rcs, rc, log, step(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Log(written); got != log.text || log.kept != 1 {
+		t.Fatalf("after the first write the log is %q (kept up to %d), want %q kept up to 1", got, log.kept, log.text)
+	}
+	// Lines kept already are not written again; a write leaves the log
+	// another writer put there alone.
+	written.Annotations[dcv1.DeploymentLogAnnotation] = "written by the flusher"
+	if written, err = rcs.Update(ctx, written, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if written, err = UpdateKeeping(ctx, rcs, written, log, step(2)); err != nil {
+		t.Fatal(err)
+	}
+	if got := Log(written); got != "written by the flusher" {
+		t.Errorf("a write with nothing new to keep changed the log to %q", got)
+	}
+}

@@ -33,6 +33,25 @@ const updateAttempts = 4
 // replicas, a request) do not conflict with it. It returns the RC as
 // written.
 func Update(ctx context.Context, rcs corev1client.ReplicationControllerInterface, rc *corev1.ReplicationController, change func(*Progress) error) (*corev1.ReplicationController, error) {
+	return UpdateKeeping(ctx, rcs, rc, nil, change)
+}
+
+// KeptLog is a rollout's log that its runner keeps on the deployment, as
+// dc-controller does for the rollouts it runs itself, which have no pod
+// log. Every write of the record carries the lines printed since the log
+// was last kept: a runner killed after a write leaves every line it
+// printed before it.
+type KeptLog interface {
+	// Unkept returns the log when it has lines not yet on the deployment,
+	// and a mark of how far it went.
+	Unkept() (log string, mark uint64, ok bool)
+	// Kept notes that the log, up to mark, is on the deployment.
+	Kept(mark uint64)
+}
+
+// UpdateKeeping is Update that also writes log (when not nil) with the
+// record.
+func UpdateKeeping(ctx context.Context, rcs corev1client.ReplicationControllerInterface, rc *corev1.ReplicationController, log KeptLog, change func(*Progress) error) (*corev1.ReplicationController, error) {
 	name := rc.Name
 	var lastErr error
 	for attempt := range updateAttempts {
@@ -43,7 +62,7 @@ func Update(ctx context.Context, rcs corev1client.ReplicationControllerInterface
 			}
 			rc = fresh
 		}
-		written, err := tryUpdate(ctx, rcs, rc, change)
+		written, err := tryUpdate(ctx, rcs, rc, log, change)
 		if err == nil {
 			return written, nil
 		}
@@ -59,7 +78,7 @@ func Update(ctx context.Context, rcs corev1client.ReplicationControllerInterface
 var errTestFailed = errors.New("the record was changed by another writer")
 
 // tryUpdate makes one compare-and-swap write of the record.
-func tryUpdate(ctx context.Context, rcs corev1client.ReplicationControllerInterface, rc *corev1.ReplicationController, change func(*Progress) error) (*corev1.ReplicationController, error) {
+func tryUpdate(ctx context.Context, rcs corev1client.ReplicationControllerInterface, rc *corev1.ReplicationController, log KeptLog, change func(*Progress) error) (*corev1.ReplicationController, error) {
 	p, err := ReadProgress(rc)
 	if err != nil {
 		return nil, err
@@ -69,7 +88,16 @@ func tryUpdate(ctx context.Context, rcs corev1client.ReplicationControllerInterf
 	}
 	p.Format = ProgressFormat
 	p.Seq++
-	patch, err := json.Marshal(updateOps(rc, p))
+	ops := updateOps(rc, p)
+	var text string
+	var mark uint64
+	kept := false
+	if log != nil {
+		if text, mark, kept = log.Unkept(); kept {
+			ops = append(ops, jsonOp{Op: "add", Path: annotationPath(dcv1.DeploymentLogAnnotation), Value: text})
+		}
+	}
+	patch, err := json.Marshal(ops)
 	if err != nil {
 		return nil, fmt.Errorf("progress patch of replicationcontroller %s: %w", rc.Name, err)
 	}
@@ -79,6 +107,9 @@ func tryUpdate(ctx context.Context, rcs corev1client.ReplicationControllerInterf
 			return nil, fmt.Errorf("%w: %v", errTestFailed, err)
 		}
 		return nil, fmt.Errorf("write the progress of replicationcontroller %s: %w", rc.Name, err)
+	}
+	if kept {
+		log.Kept(mark)
 	}
 	return written, nil
 }

@@ -12,12 +12,19 @@ import (
 	"github.com/deployconfig/deployconfig/internal/deployment"
 )
 
+// WithKeptLog makes every write of the progress record carry log, the log
+// the runner keeps on the deployment.
+func (r *Rollout) WithKeptLog(log deployment.KeptLog) *Rollout {
+	r.log = log
+	return r
+}
+
 // record changes the new deployment's progress record (see
 // deployment.Update) and returns the deployment as written. Every change
 // the strategies make to how far the rollout went goes through it, so
 // that a resumed runner finds what this one did.
 func (r *Rollout) record(ctx context.Context, to *corev1.ReplicationController, change func(*deployment.Progress)) (*corev1.ReplicationController, error) {
-	fresh, err := deployment.Update(ctx, r.scaler.ReplicationControllers(), to, func(p *deployment.Progress) error {
+	fresh, err := deployment.UpdateKeeping(ctx, r.scaler.ReplicationControllers(), to, r.log, func(p *deployment.Progress) error {
 		change(p)
 		return nil
 	})

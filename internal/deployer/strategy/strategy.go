@@ -50,6 +50,9 @@ type Rollout struct {
 	services corev1client.ServiceInterface
 	// newRoutes returns the Routes of a trafficRouting; nil refuses it.
 	newRoutes func(*dcv1.TrafficRouting) Routes
+	// log, when set, is the log the runner keeps on the deployment; each
+	// write of the progress record carries it.
+	log deployment.KeptLog
 
 	// pause and now are fields so that tests need not wait for real.
 	pause func(ctx context.Context, d time.Duration) error
