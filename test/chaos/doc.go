@@ -20,6 +20,10 @@
 //	f  TestHookKilled            hook pods killed (process or pod) mid-hook:
 //	                             the hook's failure policy decides
 //	g  TestRCScaledByHand        an RC scaled by hand is scaled back
+//	h  TestCrashPoints           a sample of the crash-point harness: the
+//	                             runner of a canary or blue-green rollout
+//	                             killed after a write of its record (the
+//	                             leader, or the deployer pod then a retry)
 //
 // Each scenario runs -count rounds, each from a random seed it prints; a
 // round replays with -run <Test> -args -seed=<seed> -count=1 (faults land
