@@ -75,6 +75,13 @@ func (r *Rollout) BlueGreen(ctx context.Context, params *dcv1.BlueGreenDeploymen
 		// during the postPromotionAnalysis: the new deployment keeps
 		// serving while the analysis runs again.
 		r.printf("--> %s serves on trial: resuming its postPromotionAnalysis", to.Name)
+		if deployment.Replicas(to) != desired {
+			// The DeploymentConfig was scaled while no runner ran.
+			r.printf("--> Scaling %s to %d", to.Name, desired)
+			if to, err = r.scaleTo(ctx, to, desired, timeout); err != nil {
+				return Completed, err
+			}
+		}
 		if err := r.selectDeployment(ctx, params.ActiveService, to); err != nil {
 			return Completed, err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -32,9 +33,9 @@ var errCrashed = errors.New("the runner was killed")
 // patch or delete it makes is counted, and at the chosen one it is killed
 // just before the write (the write fails and never happens) or just after
 // it (the write happens, and nothing after it does). Once killed, every
-// request of the runner fails, as a dead process's would. The RC manager
-// and the person who promotes write through the tracker, not through
-// the client, and are not counted.
+// request of the runner fails, as a dead process's would. The RC manager,
+// the person who promotes and dc-controller write through the tracker or
+// as a person's request, and are not counted.
 type crasher struct {
 	mu      sync.Mutex
 	writes  int
@@ -42,14 +43,14 @@ type crasher struct {
 	after   bool
 	crashed bool
 	kill    context.CancelFunc
-	// cancel, at the chosen write, cancels the rollout as dc-controller
-	// does for a user (the deployment marked cancelled, then the runner
-	// stopped) instead of killing the runner: the write goes through, and
-	// so do the runner's last writes that put traffic back.
-	cancel func() error
-	// cancelled is closed once the cancel is done; cancelErr is its error.
-	cancelled chan struct{}
-	cancelErr error
+	// other, when set, is what another process (dc-controller) does at
+	// the chosen write instead of killing the runner: the write goes
+	// through, other runs, and then the runner is stopped, its last
+	// writes (those that put traffic back) going through too.
+	other func() error
+	// otherDone is closed once other is done; otherErr is its error.
+	otherDone chan struct{}
+	otherErr  error
 }
 
 func (c *crasher) react(action k8stesting.Action) (bool, runtime.Object, error) {
@@ -72,14 +73,14 @@ func (c *crasher) react(action k8stesting.Action) (bool, runtime.Object, error) 
 		c.mu.Unlock()
 		return false, nil, nil
 	}
-	if c.cancel != nil {
-		// The cancel comes from another process (dc-controller), as
-		// the write goes through: the fake serves one request at a time.
+	if c.other != nil {
+		// The fake serves one request at a time: the other process
+		// acts once this write is through.
 		c.at = 0
 		c.mu.Unlock()
 		go func() {
-			defer close(c.cancelled)
-			c.cancelErr = c.cancel()
+			defer close(c.otherDone)
+			c.otherErr = c.other()
 			c.kill()
 		}()
 		return false, nil, nil
@@ -117,20 +118,39 @@ func (c *crasher) disarm() {
 	c.at, c.crashed = 0, false
 }
 
-// promoter plays the person who promotes: whenever web-2 records a wait
-// for a person that no pending request answers, it writes a request for
-// that wait, and remembers it.
+// promoter plays the person who promotes: whenever the deployment it
+// follows records a wait for a person that no pending request answers, it
+// writes a request for that wait, and remembers it.
 type promoter struct {
 	mu       sync.Mutex
-	requests []string
-	full     bool // the first request is a promote --full
+	rc       string
+	requests map[string][]string // by deployment
+	full     bool                // the first request is a promote --full
+}
+
+func newPromoter(full bool) *promoter {
+	return &promoter{rc: "web-2", requests: map[string][]string{}, full: full}
+}
+
+// follow makes the promoter promote deployment rc from now on.
+func (p *promoter) follow(rc string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rc = rc
+}
+
+func (p *promoter) target() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.rc
 }
 
 func (p *promoter) run(ctx context.Context, c *fc.Cluster) error {
 	rcs := corev1.SchemeGroupVersion.WithResource("replicationcontrollers")
 	var last deployment.Request
 	for ctx.Err() == nil {
-		obj, err := c.Client.Tracker().Get(rcs, ns, "web-2")
+		name := p.target()
+		obj, err := c.Client.Tracker().Get(rcs, ns, name)
 		if err != nil {
 			return err
 		}
@@ -142,7 +162,7 @@ func (p *promoter) run(ctx context.Context, c *fc.Cluster) error {
 			last = req
 			patch, err := deployment.RequestPatch(req)
 			if err == nil {
-				_, err = c.Client.CoreV1().ReplicationControllers(ns).Patch(context.Background(), "web-2", types.MergePatchType, patch, metav1.PatchOptions{})
+				_, err = c.Client.CoreV1().ReplicationControllers(ns).Patch(context.Background(), name, types.MergePatchType, patch, metav1.PatchOptions{})
 			}
 			if err != nil {
 				return err
@@ -169,11 +189,12 @@ func (p *promoter) next(rc *corev1.ReplicationController, last deployment.Reques
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	req := deployment.Request{ID: fmt.Sprintf("r%d", len(p.requests)+1), Kind: deployment.RequestPromote, Gate: w.Gate}
-	if p.full && len(p.requests) == 0 {
+	n := len(p.requests["web-2"]) + len(p.requests["web-3"]) + 1
+	req := deployment.Request{ID: fmt.Sprintf("r%d", n), Kind: deployment.RequestPromote, Gate: w.Gate}
+	if p.full && n == 1 {
 		req = deployment.Request{ID: "r1", Kind: deployment.RequestPromoteFull}
 	}
-	p.requests = append(p.requests, req.ID)
+	p.requests[rc.Name] = append(p.requests[rc.Name], req.ID)
 	return req, true
 }
 
@@ -183,16 +204,17 @@ func timedOut(w *deployment.Wait) bool {
 	return timed && w.Reason != dcv1.PauseReasonInconclusive
 }
 
-func (p *promoter) sent() []string {
+// sent returns the requests written for deployment rc.
+func (p *promoter) sent(rc string) []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return slices.Clone(p.requests)
+	return slices.Clone(p.requests[rc])
 }
 
 // crashCase is one strategy the harness kills at each of its writes.
 type crashCase struct {
 	name string
-	run  func(ctx context.Context, r *Rollout, from, to *corev1.ReplicationController) error
+	run  func(ctx context.Context, r *Rollout, from, to *corev1.ReplicationController, desired int32) error
 	// routed: the rollout sets routes, which must end at rest.
 	routed bool
 	// waits: the rollout waits for a person somewhere; a full promote
@@ -210,57 +232,115 @@ func crashCases() []crashCase {
 	rollingOnly := rolling("1", "0", 10)
 	rollingOnly.Pre, rollingOnly.Post = someHook, someHook
 	return []crashCase{
-		{name: "recreate with hooks", run: func(ctx context.Context, r *Rollout, from, to *corev1.ReplicationController) error {
-			_, err := r.Recreate(ctx, hooks, from, to, 4)
+		{name: "recreate with hooks", run: func(ctx context.Context, r *Rollout, from, to *corev1.ReplicationController, desired int32) error {
+			_, err := r.Recreate(ctx, hooks, from, to, desired)
 			return err
 		}},
-		{name: "rolling with hooks", run: func(ctx context.Context, r *Rollout, from, to *corev1.ReplicationController) error {
-			_, err := r.Rolling(ctx, rollingOnly, from, to, 4)
+		{name: "rolling with hooks", run: func(ctx context.Context, r *Rollout, from, to *corev1.ReplicationController, desired int32) error {
+			_, err := r.Rolling(ctx, rollingOnly, from, to, desired)
 			return err
 		}},
-		{name: "canary steps", waits: true, run: func(ctx context.Context, r *Rollout, from, to *corev1.ReplicationController) error {
-			_, err := r.Rolling(ctx, canarySteps, from, to, 4)
+		{name: "canary steps", waits: true, run: func(ctx context.Context, r *Rollout, from, to *corev1.ReplicationController, desired int32) error {
+			_, err := r.Rolling(ctx, canarySteps, from, to, desired)
 			return err
 		}},
-		{name: "routed canary", waits: true, routed: true, run: func(ctx context.Context, r *Rollout, from, to *corev1.ReplicationController) error {
-			_, err := r.Rolling(ctx, routedSteps, from, to, 4)
+		{name: "routed canary", waits: true, routed: true, run: func(ctx context.Context, r *Rollout, from, to *corev1.ReplicationController, desired int32) error {
+			_, err := r.Rolling(ctx, routedSteps, from, to, desired)
 			return err
 		}},
-		{name: "blue-green with analyses", waits: true, run: func(ctx context.Context, r *Rollout, from, to *corev1.ReplicationController) error {
-			_, err := r.BlueGreen(ctx, bg, from, to, 4)
+		{name: "blue-green with analyses", waits: true, run: func(ctx context.Context, r *Rollout, from, to *corev1.ReplicationController, desired int32) error {
+			_, err := r.BlueGreen(ctx, bg, from, to, desired)
 			return err
 		}},
 	}
 }
 
+// runnerMode is where the runner runs. The deployer's code is the same in
+// both; dc-controller also keeps the rollout's log on the deployment, with
+// each write of the record, and a new leader starts from the lines kept.
+type runnerMode struct {
+	name     string
+	keepsLog bool
+}
+
+var runnerModes = []runnerMode{{name: "deployer pod"}, {name: "dc-controller", keepsLog: true}}
+
+// actionKind is what happens at the chosen write of the runner.
+type actionKind int
+
+const (
+	// actKilled: the runner is killed, and a fresh one resumes.
+	actKilled actionKind = iota
+	// actScaled: the runner is killed after the write, and the
+	// DeploymentConfig scaled to scaledReplicas before a fresh one
+	// resumes.
+	actScaled
+	// actCancelled: a user cancels the rollout, then retries it.
+	actCancelled
+	// actNewVersion and actUndone: a new version (web-3) arrives, with a new
+	// template or, from `rollout undo`, web-1's: dc-controller cancels
+	// web-2 and web-3 rolls out from the live deployment.
+	actNewVersion
+	actUndone
+)
+
+// scaledReplicas is the DeploymentConfig's size after actScaled.
+const scaledReplicas = 6
+
+// crashAction is what happens at a runner's write.
+type crashAction struct {
+	name  string
+	kind  actionKind
+	after bool
+}
+
+// crashActions are the actions at each write: the runner killed before
+// it or after it, killed after it and scaled, and (with plain promotes) a
+// user's cancel then retry, a new version and an undo.
+func crashActions(full bool) []crashAction {
+	actions := []crashAction{
+		{name: "killed before", kind: actKilled},
+		{name: "killed after", kind: actKilled, after: true},
+		{name: "killed after, then scaled to 6,", kind: actScaled, after: true},
+	}
+	if !full {
+		actions = append(actions,
+			crashAction{name: "cancelled then retried after", kind: actCancelled},
+			crashAction{name: "new version after", kind: actNewVersion},
+			crashAction{name: "undone after", kind: actUndone})
+	}
+	return actions
+}
+
 // crashRun is what one run of a case, killed or not, left.
 type crashRun struct {
-	writes   int
+	// writes counts the first runner's writes.
+	writes int
+	// rc is the deployment that rolled out last (web-2, or web-3 after
+	// a new version), and requests the promotes written for it.
+	rc       string
 	requests []string
 	record   deployment.Progress
-	from, to int32
-	// grew: the new deployment's replicas never went down.
+	replicas map[string]int32
+	// grew: rc's replicas never went down.
 	grew   bool
 	active map[string]string
 	routes []string
+	// log is the last runner's log; kept, the lines the killed runner
+	// kept on the deployment with its last write of the record.
+	log, kept string
 }
 
-// runCrashCase runs tc, killed at write at (0: never) and then resumed by
-// a fresh runner, with a person promoting each wait. It runs beside other
-// cases: it reports what goes wrong as an error rather than failing t.
-func runCrashCase(t *testing.T, tc crashCase, at int, after, full bool) (_ crashRun, err error) {
-	return runCase(t, tc, at, after, full, false)
-}
-
-// runCase is runCrashCase, or with cancel the rollout cancelled at write
-// at (and checked at rest) and then retried.
-func runCase(t *testing.T, tc crashCase, at int, after, full, cancelled bool) (_ crashRun, err error) {
+// runCase runs tc in mode, with action at write at (0: nothing happens),
+// with a person promoting each wait. It runs beside other cases: it
+// reports what goes wrong as an error rather than failing t.
+func runCase(t *testing.T, tc crashCase, mode runnerMode, at int, action crashAction, full bool) (_ crashRun, err error) {
 	e := setup(t, fc.Options{}, 4, "")
 	e.withServices(t)
 	routes := &fakeRoutes{cluster: e.cluster}
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	p := &promoter{full: full}
+	p := newPromoter(full)
 	promoting, stopPromoting := context.WithCancel(ctx)
 	promoted := make(chan error, 1)
 	go func() { promoted <- p.run(promoting, e.cluster) }()
@@ -271,60 +351,133 @@ func runCase(t *testing.T, tc crashCase, at int, after, full, cancelled bool) (_
 		}
 	}()
 
-	killed, kill := context.WithCancel(ctx)
-	c := &crasher{at: at, after: after, kill: kill}
-	if cancelled {
-		c.cancel = func() error { return e.setCancelled(true) }
-		c.cancelled = make(chan struct{})
+	stopped, stop := context.WithCancel(ctx)
+	c := &crasher{at: at, after: action.after, kill: stop}
+	if action.kind == actCancelled || action.kind == actNewVersion || action.kind == actUndone {
+		c.other = func() error { return e.setCancelled(true) }
+		c.otherDone = make(chan struct{})
 	}
 	e.cluster.Client.PrependReactor("*", "*", c.react)
-	err = tc.run(killed, e.newRunner(routes), e.from, e.to)
+	first := e.newRunner(mode, routes, "")
+	err = tc.run(stopped, first.Rollout, e.from, e.to, 4)
 	writes := c.count()
-	if cancelled && at > 0 && writes >= at {
-		<-c.cancelled
-		if c.cancelErr != nil {
-			return crashRun{}, c.cancelErr
-		}
-		if err == nil {
-			return crashRun{}, nil // cancelled after its last write
-		}
-		if rerr := e.checkAtRest(tc, routes); rerr != nil {
-			return crashRun{}, fmt.Errorf("after the cancel: %w", rerr)
-		}
-		c.disarm()
-		if rerr := e.retry(); rerr != nil {
-			return crashRun{}, rerr
-		}
-		from, to, rerr := e.reread()
-		if rerr != nil {
-			return crashRun{}, rerr
-		}
-		err = tc.run(ctx, e.newRunner(routes), from, to)
-	} else if at > 0 && writes >= at {
-		c.disarm()
-		from, to, rerr := e.reread()
-		if rerr != nil {
-			return crashRun{}, rerr
-		}
-		err = tc.run(ctx, e.newRunner(routes), from, to)
+	last, name := first, "web-2"
+	if at > writes {
+		// This run made fewer writes than the uninterrupted one (how
+		// many scales a rollout needs depends on when its pods become
+		// available): the action never happened.
+		stop()
+		return crashRun{}, errNotReached
 	}
-	kill()
+	if at > 0 {
+		if c.otherDone != nil {
+			<-c.otherDone
+			if c.otherErr != nil {
+				return crashRun{}, c.otherErr
+			}
+		}
+		c.disarm()
+		last, name, err = e.after(ctx, t, tc, mode, routes, p, action, err)
+	}
+	stop()
 	if err != nil {
-		return crashRun{}, fmt.Errorf("the resumed rollout failed: %w\n%s", err, e.out.String())
+		return crashRun{}, fmt.Errorf("the rollout after it failed: %w\n%s", err, e.out.String())
 	}
-	from, to, err := e.reread()
+		return e.result(ctx, p, routes, name, writes, last, first)
+}
+
+// after carries out what follows action: a fresh runner resumes, or the
+// rollout is retried, or web-3 rolls out. It returns the last runner and
+// the deployment it rolled out.
+func (e *env) after(ctx context.Context, t *testing.T, tc crashCase, mode runnerMode, routes *fakeRoutes, p *promoter, action crashAction, runErr error) (*runner, string, error) {
+	switch action.kind {
+	case actKilled, actScaled:
+		if action.kind == actScaled {
+			if err := e.setDesired(scaledReplicas); err != nil {
+				return nil, "", err
+			}
+		}
+		return e.resume(ctx, tc, mode, routes, "web-2")
+	case actCancelled:
+		if runErr == nil {
+			return nil, "", errNothingToRetry
+		}
+		if err := e.checkAtRest(tc, routes); err != nil {
+			return nil, "", fmt.Errorf("after the cancel: %w", err)
+		}
+		if err := e.retry(); err != nil {
+			return nil, "", err
+		}
+		r := e.newRunner(mode, routes, "")
+		from, to, err := e.reread("web-2")
+		if err != nil {
+			return nil, "", err
+		}
+		return r, "web-2", tc.run(ctx, r.Rollout, from, to, 4)
+	}
+	if runErr != nil {
+		if err := e.checkAtRest(tc, routes); err != nil {
+			return nil, "", fmt.Errorf("after the cancel: %w", err)
+		}
+	}
+	image := "web:3"
+	if action.kind == actUndone {
+		image = "web:1"
+	}
+	from, to, err := e.newVersion(ctx, t, image, runErr == nil)
+	if err != nil {
+		return nil, "", err
+	}
+	p.follow("web-3")
+	r := e.newRunner(mode, routes, "")
+	return r, "web-3", tc.run(ctx, r.Rollout, from, to, 4)
+}
+
+// errNotReached: the run ended before the write of the action.
+var errNotReached = errors.New("the run ended before the write")
+
+// errNothingToRetry: the cancel came after the rollout's last write.
+var errNothingToRetry = errors.New("cancelled after its last write: nothing to retry")
+
+// resume runs a fresh runner of deployment rc, as a restarted deployer
+// pod or a new dc-controller leader does: it reads the deployment's
+// desired replicas, and dc-controller starts from the log kept on it.
+func (e *env) resume(ctx context.Context, tc crashCase, mode runnerMode, routes *fakeRoutes, rc string) (*runner, string, error) {
+	from, to, err := e.reread(rc)
+	if err != nil {
+		return nil, "", err
+	}
+	desired, ok := deployment.DesiredReplicas(to)
+	if !ok {
+		return nil, "", fmt.Errorf("%s has no desired replicas", rc)
+	}
+	r := e.newRunner(mode, routes, deployment.Log(to))
+	return r, rc, tc.run(ctx, r.Rollout, from, to, desired)
+}
+
+// result reads what the run left, the rollout of deployment name done.
+func (e *env) result(ctx context.Context, p *promoter, routes *fakeRoutes, name string, writes int, last, first *runner) (crashRun, error) {
+	rcs, err := e.cluster.Client.CoreV1().ReplicationControllers(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return crashRun{}, err
 	}
-	active, err := e.cluster.Client.CoreV1().Services(ns).Get(context.Background(), "web", metav1.GetOptions{})
+	run := crashRun{writes: writes, rc: name, requests: p.sent(name), replicas: map[string]int32{}, grew: grewOnly(e.cluster.Scales(), name), routes: routes.states()}
+	for i := range rcs.Items {
+		rc := &rcs.Items[i]
+		run.replicas[rc.Name] = ptr.Deref(rc.Spec.Replicas, 0)
+		if rc.Name == name {
+			run.record = deployment.ProgressOf(rc)
+		}
+	}
+	active, err := e.cluster.Client.CoreV1().Services(ns).Get(ctx, "web", metav1.GetOptions{})
 	if err != nil {
 		return crashRun{}, err
 	}
-	return crashRun{
-		writes: writes, requests: p.sent(), record: deployment.ProgressOf(to),
-		from: ptr.Deref(from.Spec.Replicas, 0), to: ptr.Deref(to.Spec.Replicas, 0),
-		grew: grewOnly(e.cluster.Scales(), "web-2"), active: active.Spec.Selector, routes: routes.states(),
-	}, nil
+	run.active = active.Spec.Selector
+	if last.log != nil {
+		run.log, run.kept = last.log.String(), first.log.keptText()
+	}
+	return run, nil
 }
 
 // setCancelled marks web-2 cancelled, or not, as dc-controller does.
@@ -334,6 +487,14 @@ func (e *env) setCancelled(cancelled bool) error {
 		value = `"true"`
 	}
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%s}}}`, dcv1.DeploymentCancelledAnnotation, value)
+	_, err := e.cluster.Client.CoreV1().ReplicationControllers(ns).Patch(context.Background(), "web-2", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	return err
+}
+
+// setDesired records web-2's desired replicas as dc-controller does when
+// the DeploymentConfig is scaled during its rollout.
+func (e *env) setDesired(n int32) error {
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"%d"}}}`, dcv1.DesiredReplicasAnnotation, n)
 	_, err := e.cluster.Client.CoreV1().ReplicationControllers(ns).Patch(context.Background(), "web-2", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 	return err
 }
@@ -352,11 +513,37 @@ func (e *env) retry() error {
 	return err
 }
 
+// newVersion adds web-3, with the template of image, and readies its
+// rollout as the deployer does: the live deployment (web-2 once it
+// completed or was switched to for good, web-1 otherwise) is the one it
+// replaces, and every other deployment is scaled to 0. It returns the
+// live deployment and web-3.
+func (e *env) newVersion(ctx context.Context, t *testing.T, image string, web2Done bool) (from, to *corev1.ReplicationController, err error) {
+	rc := newRC(t, 3)
+	rc.Spec.Template.Spec.Containers[0].Image = image
+	if err := e.cluster.Client.Tracker().Add(rc); err != nil {
+		return nil, nil, err
+	}
+	web1, web2, err := e.reread("web-2")
+	if err != nil {
+		return nil, nil, err
+	}
+	from, old := web1, web2
+	if web2Done || deployment.IsSwitchedFinal(web2) {
+		from, old = web2, web1
+	}
+	if _, err := e.rollout.scaler.Scale(ctx, old.Name, 0, 10*time.Second); err != nil {
+		return nil, nil, fmt.Errorf("scale %s down: %w", old.Name, err)
+	}
+	_, to, err = e.reread("web-3")
+	return from, to, err
+}
+
 // checkAtRest checks what a cancelled rollout leaves: the active Service
 // on the live deployment (web-2 only once switched to for good), and the
 // routes at rest.
 func (e *env) checkAtRest(tc crashCase, routes *fakeRoutes) error {
-	_, to, err := e.reread()
+	_, to, err := e.reread("web-2")
 	if err != nil {
 		return err
 	}
@@ -377,17 +564,77 @@ func (e *env) checkAtRest(tc crashCase, routes *fakeRoutes) error {
 	return nil
 }
 
+// runner is one runner of the harness, and in dc-controller's mode the
+// log it keeps on the deployment.
+type runner struct {
+	*Rollout
+	log *keptLog
+}
+
 // newRunner is a fresh runner on the same cluster, as a restarted deployer
-// pod or a new dc-controller leader has.
-func (e *env) newRunner(routes *fakeRoutes) *Rollout {
-	r := New(scaler.New(e.cluster.Client, ns), &hookLog{out: e.out}, e.out, Until{})
+// pod or a new dc-controller leader has; in dc-controller's mode its log
+// starts with the lines kept on the deployment.
+func (e *env) newRunner(mode runnerMode, routes *fakeRoutes, kept string) *runner {
+	r := &runner{}
+	out := io.Writer(e.out)
+	if mode.keepsLog {
+		r.log = &keptLog{}
+		r.log.buf.WriteString(kept)
+		out = io.MultiWriter(e.out, r.log)
+	}
+	r.Rollout = New(scaler.New(e.cluster.Client, ns), &hookLog{out: e.out}, out, Until{})
 	r.pause = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
 	r.WithAnalysis(passingAnalysis{}).WithServices(e.cluster.Client.CoreV1().Services(ns)).WithRoutes(func(*dcv1.TrafficRouting) Routes { return routes })
+	if r.log != nil {
+		r.WithKeptLog(r.log)
+	}
 	return r
 }
 
-// reread reads web-1 and web-2 as a fresh runner finds them.
-func (e *env) reread() (from, to *corev1.ReplicationController, err error) {
+// keptLog is a runner's log as dc-controller keeps it (a
+// deployment.KeptLog), and the text it last kept on the deployment.
+type keptLog struct {
+	mu           sync.Mutex
+	buf          strings.Builder
+	writes, mark uint64
+	text, kept   string
+}
+
+func (l *keptLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.writes++
+	return l.buf.Write(p)
+}
+
+func (l *keptLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func (l *keptLog) Unkept() (string, uint64, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.text = l.buf.String()
+	return l.text, l.writes, l.writes != l.mark && l.text != ""
+}
+
+func (l *keptLog) Kept(mark uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.mark, l.kept = mark, l.text
+}
+
+func (l *keptLog) keptText() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.kept
+}
+
+// reread reads the deployment before rc and rc as a fresh runner finds
+// them.
+func (e *env) reread(rc string) (from, to *corev1.ReplicationController, err error) {
 	rcs := corev1.SchemeGroupVersion.WithResource("replicationcontrollers")
 	get := func(name string) *corev1.ReplicationController {
 		obj, gerr := e.cluster.Client.Tracker().Get(rcs, ns, name)
@@ -397,7 +644,10 @@ func (e *env) reread() (from, to *corev1.ReplicationController, err error) {
 		}
 		return obj.(*corev1.ReplicationController).DeepCopy()
 	}
-	from, to = get("web-1"), get("web-2")
+	from, to = get("web-1"), get(rc)
+	if rc == "web-3" {
+		from = get("web-2")
+	}
 	return from, to, err
 }
 
@@ -416,107 +666,117 @@ func grewOnly(scales []fc.Scale, rc string) bool {
 	return true
 }
 
-// TestResumeAtEveryCrashPoint kills the runner of each strategy just
-// before and just after each of its writes, resumes it with a fresh
-// runner, and checks that the rollout ends as an uninterrupted one does:
-// the same replicas and Services, the routes at rest, no promote needed
-// twice, each request consumed once, and the new deployment never scaled
-// below what it had reached. With "promote --full" the first wait is
-// answered with a full promote instead.
+// TestResumeAtEveryCrashPoint runs each strategy in each runner mode, and
+// at each of the runner's writes kills it (just before or just after the
+// write) and resumes it with a fresh runner, scales the DeploymentConfig
+// while it is down, cancels and retries it, or brings a new version or an
+// undo. It checks that the rollout ends as an uninterrupted one does: the
+// same replicas and Services, the routes at rest, no promote needed twice,
+// each request consumed once, the new deployment never scaled below what
+// it had reached, and dc-controller's log keeping every line it kept
+// before the kill. With "promote --full" the first wait is answered with
+// a full promote instead.
 func TestResumeAtEveryCrashPoint(t *testing.T) {
-	var cases atomic.Int64
-	for _, tc := range crashCases() {
-		for _, full := range []bool{false, true} {
-			if full && !tc.waits {
-				continue
+	var cases, skipped atomic.Int64
+	for _, mode := range runnerModes {
+		for _, tc := range crashCases() {
+			for _, full := range []bool{false, true} {
+				if full && !tc.waits {
+					continue
+				}
+				name := mode.name + ", " + tc.name
+				if full {
+					name += ", promote --full"
+				}
+				t.Run(name, func(t *testing.T) {
+					t.Parallel()
+					runCrashCases(t, tc, mode, full, &cases, &skipped)
+				})
 			}
-			name := tc.name
-			if full {
-				name += ", promote --full"
-			}
-			t.Run(name, func(t *testing.T) {
-				t.Parallel()
-				want, err := runCrashCase(t, tc, 0, false, full)
-				if err != nil {
-					t.Fatalf("the uninterrupted run: %v", err)
-				}
-				if want.to != 4 || want.from != 0 || !want.grew {
-					t.Fatalf("the uninterrupted run ended with web-2=%d web-1=%d (grew only: %v)", want.to, want.from, want.grew)
-				}
-				// The cases wait on watches far more than they compute:
-				// they run side by side, crashParallel at a time.
-				var wg sync.WaitGroup
-				slots := make(chan struct{}, crashParallel)
-				for at := 1; at <= want.writes; at++ {
-					for _, action := range crashActions(full) {
-						wg.Add(1)
-						slots <- struct{}{}
-						go func() {
-							defer func() { <-slots; wg.Done() }()
-							cases.Add(1)
-							where := fmt.Sprintf("%s write %d of %d", action.name, at, want.writes)
-							got, err := runCase(t, tc, at, action.after, full, action.cancel)
-							if err != nil {
-								t.Errorf("%s: %v", where, err)
-								return
-							}
-							if got.to == 0 && action.cancel {
-								return // cancelled after the last write: nothing to retry
-							}
-							checkResumed(t, where, tc, want, got, !action.cancel)
-						}()
-					}
-				}
-				wg.Wait()
-			})
 		}
 	}
 	t.Cleanup(func() {
-		t.Logf("crash-point cases: %d (strategies × promote kinds × runner writes × kill before, kill after, cancel and retry)", cases.Load())
+		t.Logf("crash-point cases: %d (runner modes × strategies × promote kinds × runner writes × actions: kill before, kill after, kill and scale, cancel and retry, new version, undo); %d more ended before their write or were cancelled after their last one", cases.Load(), skipped.Load())
 	})
 }
 
-// crashAction is what happens at a runner's write.
-type crashAction struct {
-	name          string
-	after, cancel bool
-}
-
-// crashActions are the actions at each write: the runner killed before
-// it or after it, and (with plain promotes) a user's cancel then retry.
-func crashActions(full bool) []crashAction {
-	actions := []crashAction{{name: "killed before"}, {name: "killed after", after: true}}
-	if !full {
-		actions = append(actions, crashAction{name: "cancelled then retried after", cancel: true})
+// runCrashCases runs tc uninterrupted, then with each action at each of
+// its writes, and compares.
+func runCrashCases(t *testing.T, tc crashCase, mode runnerMode, full bool, cases, skipped *atomic.Int64) {
+	want, err := runCase(t, tc, mode, 0, crashAction{}, full)
+	if err != nil {
+		t.Fatalf("the uninterrupted run: %v", err)
 	}
-	return actions
+	if want.replicas["web-2"] != 4 || want.replicas["web-1"] != 0 || !want.grew {
+		t.Fatalf("the uninterrupted run ended with %v (grew only: %v)", want.replicas, want.grew)
+	}
+	// The cases wait on watches far more than they compute: they run
+	// side by side, crashParallel at a time.
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, crashParallel)
+	for at := 1; at <= want.writes; at++ {
+		for _, action := range crashActions(full) {
+			wg.Add(1)
+			slots <- struct{}{}
+			go func() {
+				defer func() { <-slots; wg.Done() }()
+				where := fmt.Sprintf("%s write %d of %d", action.name, at, want.writes)
+				got, err := runCase(t, tc, mode, at, action, full)
+				if errors.Is(err, errNothingToRetry) || errors.Is(err, errNotReached) {
+					skipped.Add(1)
+					return
+				}
+				cases.Add(1)
+				if err != nil {
+					t.Errorf("%s: %v", where, err)
+					return
+				}
+				checkAfter(t, where, tc, action, want, got)
+			}()
+		}
+	}
+	wg.Wait()
 }
 
 // crashParallel is how many crash cases of a strategy run at once.
 const crashParallel = 12
 
-// checkResumed compares a resumed run with the uninterrupted one. A
-// resumed run (resumed) goes on where the killed one was: it needs no
-// promote twice, consumes each request, and never scales the new version
-// down. A retried one starts its strategy again, with promotes of its own.
-func checkResumed(t *testing.T, where string, tc crashCase, want, got crashRun, resumed bool) {
+// checkAfter compares a run with action with the uninterrupted one. A
+// resumed run goes on where the killed one was: it needs no promote
+// twice, consumes each request, never scales the new version down, and
+// keeps dc-controller's log. A retried one starts its strategy again, with
+// promotes of its own; a new version rolls out web-3 in web-2's place.
+func checkAfter(t *testing.T, where string, tc crashCase, action crashAction, want, got crashRun) {
 	t.Helper()
-	if got.to != want.to || got.from != want.from {
-		t.Errorf("%s: ended with web-2=%d web-1=%d, want %d and %d", where, got.to, got.from, want.to, want.from)
+	resumed := action.kind == actKilled || action.kind == actScaled
+	size := int32(4)
+	if action.kind == actScaled {
+		size = scaledReplicas
+	}
+	for rc, n := range got.replicas {
+		wantN := int32(0)
+		if rc == got.rc {
+			wantN = size
+		}
+		if n != wantN {
+			t.Errorf("%s: ended with %v, want %s at %d and the others at 0", where, got.replicas, got.rc, size)
+			break
+		}
 	}
 	if resumed && !got.grew {
-		t.Errorf("%s: web-2 was scaled down on the way", where)
+		t.Errorf("%s: %s was scaled down on the way", where, got.rc)
 	}
 	if resumed && len(got.requests) != len(want.requests) {
 		t.Errorf("%s: needed %d promote requests, the uninterrupted run %d", where, len(got.requests), len(want.requests))
 	}
 	for _, id := range got.requests {
-		if resumed && !got.record.HasConsumed(id) {
+		if (resumed || got.rc == "web-3") && !got.record.HasConsumed(id) {
 			t.Errorf("%s: request %s was never consumed (record %s)", where, id, got.record.Encode())
 		}
 	}
-	if fmt.Sprint(got.active) != fmt.Sprint(want.active) {
-		t.Errorf("%s: the active Service selects %v, want %v", where, got.active, want.active)
+	wantActive := strings.ReplaceAll(fmt.Sprint(want.active), "web-2", got.rc)
+	if fmt.Sprint(got.active) != wantActive {
+		t.Errorf("%s: the active Service selects %v, want %v", where, got.active, wantActive)
 	}
 	if tc.routed {
 		if n := len(got.routes); n == 0 || got.routes[n-1] != trafficrouting.Rest.String() {
@@ -525,5 +785,8 @@ func checkResumed(t *testing.T, where string, tc crashCase, want, got crashRun, 
 	}
 	if got.record.Wait != nil || got.record.Analysis != nil {
 		t.Errorf("%s: the record still waits or analyses: %s", where, got.record.Encode())
+	}
+	if resumed && !strings.HasPrefix(got.log, got.kept) {
+		t.Errorf("%s: the resumed runner's log lost lines the killed one kept:\nkept:\n%s\nlog:\n%s", where, got.kept, got.log)
 	}
 }

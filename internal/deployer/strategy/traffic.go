@@ -115,7 +115,17 @@ func (r *Rollout) trafficProgress(ctx context.Context, params *dcv1.RollingDeplo
 	}
 	if progress.Switch == deployment.SwitchFinal {
 		r.printf("--> %s already takes the stable Service's requests: finishing", to.Name)
-		return Completed, p.to, r.finishTraffic(ctx, t, plan, p)
+		if err := r.finishTraffic(ctx, t, plan, p); err != nil {
+			return Completed, p.to, err
+		}
+		// The DeploymentConfig may have been scaled while no runner ran:
+		// the old deployment is gone, so the new one grows to the count
+		// within the surge.
+		if deployment.Replicas(p.to) != plan.desired {
+			r.printf("--> Scaling %s to %d", p.to.Name, plan.desired)
+			p.to, err = r.scaleTo(ctx, p.to, plan.desired, plan.timeout)
+		}
+		return Completed, p.to, err
 	}
 	if err := r.selectDeployment(ctx, t.params.StableService, from); err != nil {
 		return Completed, to, err
