@@ -383,7 +383,7 @@ func runCase(t *testing.T, tc crashCase, mode runnerMode, at int, action crashAc
 	if err != nil {
 		return crashRun{}, fmt.Errorf("the rollout after it failed: %w\n%s", err, e.out.String())
 	}
-		return e.result(ctx, p, routes, name, writes, last, first)
+	return e.result(ctx, p, routes, name, writes, last, first)
 }
 
 // after carries out what follows action: a fresh runner resumes, or the
