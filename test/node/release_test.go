@@ -2,7 +2,6 @@ package node
 
 import (
 	"archive/tar"
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -29,6 +28,7 @@ import (
 	"github.com/deployconfig/deployconfig/internal/deployment"
 	"github.com/deployconfig/deployconfig/internal/dev/realnode"
 	"github.com/deployconfig/deployconfig/internal/registry/registrytest"
+	"github.com/deployconfig/deployconfig/test/console"
 	"github.com/deployconfig/deployconfig/test/rollout"
 )
 
@@ -77,7 +77,7 @@ func TestReleaseFromRegistry(t *testing.T) {
 	commit := gitHead(t)
 	checkIndexes(t, reg.Host, installVersion)
 	controllerPod := checkReleaseController(t, reg.Host, installVersion)
-	if out := kubectlOutput(t, "exec", "-n", realnode.ControllerNamespace, controllerPod, "--", "dc-controller", "--version"); !strings.HasPrefix(out, installVersion+" (commit "+commit+",") {
+	if out := kubectlOutput(t, "exec", "-n", realnode.ControllerNamespace, controllerPod, "--", "dc-controller", "--version"); !strings.HasPrefix(out, "dc-controller "+installVersion+" (commit "+commit+",") {
 		t.Errorf("dc-controller --version in the released image: %q, want %s and commit %s", out, installVersion, commit)
 	}
 
@@ -122,28 +122,22 @@ func TestReleaseFromRegistry(t *testing.T) {
 // next.
 func readmeInstall(t *testing.T) (install, upgrade []string) {
 	t.Helper()
-	data, err := os.ReadFile(readmePath)
+	cmds, err := console.Read(readmePath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var blocks [][]string
-	section, inBlock := false, false
-	scanner := bufio.NewScanner(bytes.NewReader(data))
-	for scanner.Scan() {
-		line := scanner.Text()
-		switch {
-		case strings.HasPrefix(line, "## "):
-			section = line == "## Install"
-		case section && line == "```console":
-			inBlock = true
-			blocks = append(blocks, nil)
-		case inBlock && line == "```":
-			inBlock = false
-		case inBlock && strings.HasPrefix(line, "$ "):
-			blocks[len(blocks)-1] = append(blocks[len(blocks)-1], strings.TrimPrefix(line, "$ "))
+	last := -1
+	for _, c := range cmds {
+		if c.Section != "Install" {
+			continue
 		}
+		if c.Block != last {
+			blocks, last = append(blocks, nil), c.Block
+		}
+		blocks[len(blocks)-1] = append(blocks[len(blocks)-1], c.Text)
 	}
-	if len(blocks) != 2 || len(blocks[0]) == 0 || len(blocks[1]) == 0 {
+	if len(blocks) != 2 {
 		t.Fatalf("%s: the Install section has %d console blocks of commands (%q), want 2: install, then upgrade", readmePath, len(blocks), blocks)
 	}
 	return blocks[0], blocks[1]
