@@ -74,10 +74,12 @@ func TestReleaseFromRegistry(t *testing.T) {
 	for _, cmd := range install {
 		readme(cmd)
 	}
-	commit := gitHead(t)
+	commit := run(t, "git", "-C", root, "rev-parse", "HEAD")
 	checkIndexes(t, reg.Host, installVersion)
 	controllerPod := checkReleaseController(t, reg.Host, installVersion)
-	if out := kubectlOutput(t, "exec", "-n", realnode.ControllerNamespace, controllerPod, "--", "dc-controller", "--version"); !strings.HasPrefix(out, "dc-controller "+installVersion+" (commit "+commit+",") {
+	out := run(t, filepath.Join(suite.binDir, "kubectl"), "--kubeconfig", suite.cluster.Kubeconfig,
+		"exec", "-n", realnode.ControllerNamespace, controllerPod, "--", "dc-controller", "--version")
+	if !strings.HasPrefix(out, "dc-controller "+installVersion+" (commit "+commit+",") {
 		t.Errorf("dc-controller --version in the released image: %q, want %s and commit %s", out, installVersion, commit)
 	}
 
@@ -283,8 +285,11 @@ func checkIndexes(t *testing.T, host, version string) {
 			t.Fatal(err)
 		}
 		cfg, err := img.ConfigFile()
-		if err != nil || cfg.Architecture != "arm64" {
-			t.Errorf("%s linux/arm64: configuration %v says architecture %q", ref, err, cfg.Architecture)
+		if err != nil {
+			t.Fatalf("%s linux/arm64: %v", ref, err)
+		}
+		if cfg.Architecture != "arm64" {
+			t.Errorf("%s linux/arm64: its configuration says architecture %q", ref, cfg.Architecture)
 		}
 		for _, file := range files {
 			if machine := elfMachine(t, img, file); machine != elf.EM_AARCH64 {
@@ -386,18 +391,6 @@ func parseRef(t *testing.T, ref string) name.Reference {
 		t.Fatal(err)
 	}
 	return r
-}
-
-// gitHead is the commit checked out, which a release stamps.
-func gitHead(t *testing.T) string {
-	t.Helper()
-	return run(t, "git", "-C", root, "rev-parse", "HEAD")
-}
-
-// kubectlOutput runs the suite's kubectl against the cluster.
-func kubectlOutput(t *testing.T, args ...string) string {
-	t.Helper()
-	return run(t, filepath.Join(suite.binDir, "kubectl"), append([]string{"--kubeconfig", suite.cluster.Kubeconfig}, args...)...)
 }
 
 // run runs a program and returns its trimmed standard output, failing the
