@@ -34,6 +34,7 @@ func run() error {
 	fs.StringVar(&o.Version, "version", "", "version label (default: git describe --tags --always --dirty)")
 	fs.StringVar(&o.Revision, "revision", "", "revision label (default: git rev-parse HEAD)")
 	fs.StringVar(&o.Source, "source", imagebuild.DefaultSource, "source label")
+	fs.StringVar(&o.Arch, "arch", "", "the architecture (GOARCH) the images are built for: amd64 or arm64 (default: this machine's)")
 	fs.StringVar(&o.ShellPath, "shell", "", "a static busybox for the deployer image (default: extracted from Debian's busybox-static package, fetched with apt-get download)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return err

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
 )
 
 // chartDir is the chart a release packages.
@@ -16,7 +15,9 @@ const chartDir = "charts/deployconfig"
 
 // packageChart packages the chart with its version and appVersion set to
 // the release's and its images taken from the registry, and returns the
-// package's path.
+// package's path. The chart's version keeps the release's "v" (as
+// cert-manager's does), so that `helm install --version v0.1.0` names the
+// release as the images' tags do.
 func packageChart(ctx context.Context, o options) (string, error) {
 	tmp, err := os.MkdirTemp("", "deployconfig-chart-")
 	if err != nil {
@@ -27,10 +28,12 @@ func packageChart(ctx context.Context, o options) (string, error) {
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join(o.root, chartDir))); err != nil {
 		return "", err
 	}
-	chartVersion := strings.TrimPrefix(o.version, "v")
 	if err := edit(filepath.Join(dir, "Chart.yaml"), map[string]string{
-		`(?m)^version: .*$`:    "version: " + chartVersion,
+		`(?m)^version: .*$`:    "version: " + o.version,
 		`(?m)^appVersion: .*$`: "appVersion: " + o.version,
+		// Artifact Hub's list of the chart's images.
+		`(?m)^(\s+image: )ghcr\.io/deployconfig/dc-controller:latest$`: "${1}" + o.registry + "/dc-controller:" + o.version,
+		`(?m)^(\s+image: )ghcr\.io/deployconfig/dc-deploy:latest$`:     "${1}" + o.registry + "/dc-deploy:" + o.version,
 	}); err != nil {
 		return "", err
 	}
@@ -49,7 +52,7 @@ func packageChart(ctx context.Context, o options) (string, error) {
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("helm package: %w\n%s", err, msg)
 	}
-	return filepath.Join(out, "deployconfig-"+chartVersion+".tgz"), nil
+	return filepath.Join(out, "deployconfig-"+o.version+".tgz"), nil
 }
 
 // edit replaces, in the file at path, each pattern's one match.

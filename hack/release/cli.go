@@ -12,9 +12,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
 	"sigs.k8s.io/yaml"
 
 	"github.com/deployconfig/deployconfig/internal/version"
@@ -31,7 +33,8 @@ type archive struct {
 }
 
 // buildCLI builds kubectl-dc for every platform, each in a tar.gz with the
-// licence.
+// licence. The builds are mostly links, one core each: they run side by
+// side.
 func buildCLI(ctx context.Context, o options, commit string) ([]archive, error) {
 	license, err := os.ReadFile(filepath.Join(o.root, "LICENSE"))
 	if err != nil {
@@ -42,30 +45,38 @@ func buildCLI(ctx context.Context, o options, commit string) ([]archive, error) 
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	var out []archive
-	for _, p := range platforms {
-		bin := filepath.Join(tmp, p.os+"-"+p.arch, "kubectl-dc")
-		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false",
-			"-ldflags=-s -w "+version.ForVersion(o.version, commit), "-o", bin, "./cmd/kubectl-dc")
-		cmd.Dir = o.root
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.os, "GOARCH="+p.arch)
-		if msg, err := cmd.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("go build for %s/%s: %w\n%s", p.os, p.arch, err, msg)
-		}
-		program, err := os.ReadFile(bin)
-		if err != nil {
-			return nil, err
-		}
-		name := fmt.Sprintf("kubectl-dc_%s_%s_%s.tar.gz", o.version, p.os, p.arch)
-		data, err := tarGz(map[string]fileContent{"kubectl-dc": {program, 0o755}, "LICENSE": {license, 0o644}})
-		if err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(filepath.Join(o.out, name), data, 0o644); err != nil {
-			return nil, err
-		}
-		sum := sha256.Sum256(data)
-		out = append(out, archive{os: p.os, arch: p.arch, file: name, sha256: hex.EncodeToString(sum[:])})
+	out := make([]archive, len(platforms))
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.NumCPU())
+	for i, p := range platforms {
+		g.Go(func() error {
+			bin := filepath.Join(tmp, p.os+"-"+p.arch, "kubectl-dc")
+			cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false",
+				"-ldflags=-s -w "+version.ForVersion(o.version, commit), "-o", bin, "./cmd/kubectl-dc")
+			cmd.Dir = o.root
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.os, "GOARCH="+p.arch)
+			if msg, err := cmd.CombinedOutput(); err != nil {
+				return fmt.Errorf("go build for %s/%s: %w\n%s", p.os, p.arch, err, msg)
+			}
+			program, err := os.ReadFile(bin)
+			if err != nil {
+				return err
+			}
+			name := fmt.Sprintf("kubectl-dc_%s_%s_%s.tar.gz", o.version, p.os, p.arch)
+			data, err := tarGz(map[string]fileContent{"kubectl-dc": {program, 0o755}, "LICENSE": {license, 0o644}})
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(o.out, name), data, 0o644); err != nil {
+				return err
+			}
+			sum := sha256.Sum256(data)
+			out[i] = archive{os: p.os, arch: p.arch, file: name, sha256: hex.EncodeToString(sum[:])}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -17,7 +17,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/deployconfig/deployconfig/internal/dev/imagebuild"
 )
@@ -30,47 +33,64 @@ var released = map[string]string{
 	imagebuild.PauseImageName:      "./hack/pause",
 }
 
-// image is a built image and the reference it is pushed to.
+// archs are the architectures the images are built for, each image's index
+// holding one manifest per architecture (all for linux).
+var archs = []string{"amd64", "arm64"}
+
+// image is a built multi-architecture image and the reference it is
+// pushed to.
 type image struct {
-	ref string
-	img v1.Image
+	ref   string
+	index v1.ImageIndex
 }
 
-// buildImages builds the released images for this machine's architecture,
-// names them under the registry with the version as tag, and writes each
-// one's SBOM.
+// buildImages builds the released images for every architecture, makes an
+// image index of each, names it under the registry with the version as
+// tag, and writes each one's SBOM.
 func buildImages(ctx context.Context, o options, commit string) ([]image, error) {
 	root, err := filepath.Abs(o.root)
 	if err != nil {
 		return nil, err
 	}
-	built, err := imagebuild.Build(ctx, imagebuild.Options{Root: root, Version: o.version, Revision: commit})
-	if err != nil {
-		return nil, err
+	indexes := map[string]v1.ImageIndex{}
+	for _, arch := range archs {
+		built, err := imagebuild.Build(ctx, imagebuild.Options{Root: root, Version: o.version, Revision: commit, Arch: arch})
+		if err != nil {
+			return nil, fmt.Errorf("linux/%s: %w", arch, err)
+		}
+		for _, b := range built {
+			if _, ok := released[b.Name]; !ok {
+				continue
+			}
+			if indexes[b.Name] == nil {
+				indexes[b.Name] = mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+			}
+			indexes[b.Name] = mutate.AppendManifests(indexes[b.Name], mutate.IndexAddendum{
+				Add:        b.Image,
+				Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: arch}},
+			})
+		}
 	}
 	created, err := git(ctx, o.root, "log", "-1", "--format=%cI")
 	if err != nil {
 		return nil, err
 	}
 	var out []image
-	for _, b := range built {
-		pkg, ok := released[b.Name]
+	for _, name := range slices.Sorted(maps.Keys(released)) {
+		index, ok := indexes[name]
 		if !ok {
-			continue
+			return nil, fmt.Errorf("%s was not built", name)
 		}
-		short := strings.TrimPrefix(b.Name, "deployconfig/")
+		short := strings.TrimPrefix(name, "deployconfig/")
 		ref := fmt.Sprintf("%s/%s:%s", o.registry, short, o.version)
-		sbom, err := spdx(ctx, o.root, ref, pkg, created)
+		sbom, err := spdx(ctx, o.root, ref, released[name], created)
 		if err != nil {
-			return nil, fmt.Errorf("%s: SBOM: %w", b.Name, err)
+			return nil, fmt.Errorf("%s: SBOM: %w", name, err)
 		}
 		if err := os.WriteFile(filepath.Join(o.out, short+".spdx.json"), sbom, 0o644); err != nil {
 			return nil, err
 		}
-		out = append(out, image{ref: ref, img: b.Image})
-	}
-	if len(out) != len(released) {
-		return nil, fmt.Errorf("built %d of the %d released images", len(out), len(released))
+		out = append(out, image{ref: ref, index: index})
 	}
 	return out, nil
 }
@@ -151,7 +171,7 @@ func imageRefs(images []image) []string {
 	return refs
 }
 
-// pushImages pushes each image to its reference.
+// pushImages pushes each image's index, with its images, to its reference.
 func pushImages(ctx context.Context, images []image) error {
 	for _, im := range images {
 		var opts []name.Option
@@ -162,7 +182,7 @@ func pushImages(ctx context.Context, images []image) error {
 		if err != nil {
 			return err
 		}
-		if err := remote.Write(ref, im.img, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
+		if err := remote.WriteIndex(ref, im.index, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
 			return fmt.Errorf("push %s: %w", im.ref, err)
 		}
 		fmt.Println("pushed", im.ref)

@@ -11,19 +11,19 @@ import (
 	"github.com/deployconfig/deployconfig/internal/registry/registrytest"
 )
 
-// The images are pushed under their references, over plain HTTP to a
-// registry on loopback, and read back with the digest that was pushed.
+// The image indexes are pushed under their references, over plain HTTP to
+// a registry on loopback, and read back with the digest that was pushed.
 func TestPushImages(t *testing.T) {
 	reg := registrytest.New(t)
-	img, err := random.Image(512, 2)
+	index, err := random.Index(512, 1, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ref := reg.Host + "/deployconfig/dc-controller:v0.1.0"
-	if err := pushImages(context.Background(), []image{{ref: ref, img: img}}); err != nil {
+	if err := pushImages(context.Background(), []image{{ref: ref, index: index}}); err != nil {
 		t.Fatal(err)
 	}
-	want, _ := img.Digest()
+	want, _ := index.Digest()
 	parsed, _ := name.ParseReference(ref, name.Insecure)
 	desc, err := remote.Head(parsed)
 	if err != nil || desc.Digest != want {

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -10,13 +9,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/deployconfig/deployconfig/internal/registry/registrytest"
+	"github.com/deployconfig/deployconfig/test/console"
 )
 
 const (
@@ -38,53 +37,12 @@ const (
 	tourNamespace = "tour"
 )
 
-// guideCommand is one command of a console block of the guide, with the
-// output the guide shows for it.
-type guideCommand struct {
-	line    int
-	command string
-	// output are the lines shown after the command; "..." stands for any
-	// lines.
-	output []string
-	// exit is the exit code a "# exits N" comment announces, else 0.
-	exit int
-}
-
-// exitComment is how the guide says a command fails: `$ cmd  # exits 1`.
-var exitComment = regexp.MustCompile(`\s+# exits (\d+)$`)
-
-// guideCommands reads the commands of the guide's ```console blocks: lines
-// starting with "$ ", followed by the output lines the guide shows.
-func guideCommands(t *testing.T, path string) []guideCommand {
+// guideCommands reads the commands of the page's console blocks.
+func guideCommands(t *testing.T, path string) []console.Command {
 	t.Helper()
-	data, err := os.ReadFile(path)
+	cmds, err := console.Read(path)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var cmds []guideCommand
-	inConsole := false
-	scanner := bufio.NewScanner(bytes.NewReader(data))
-	for n := 1; scanner.Scan(); n++ {
-		line := scanner.Text()
-		switch {
-		case !inConsole && line == "```console":
-			inConsole = true
-		case inConsole && line == "```":
-			inConsole = false
-		case inConsole && strings.HasPrefix(line, "$ "):
-			c := guideCommand{line: n, command: strings.TrimPrefix(line, "$ ")}
-			if m := exitComment.FindStringSubmatch(c.command); m != nil {
-				c.exit, _ = strconv.Atoi(m[1])
-			}
-			cmds = append(cmds, c)
-		case inConsole && len(cmds) > 0:
-			cmds[len(cmds)-1].output = append(cmds[len(cmds)-1].output, line)
-		case inConsole:
-			t.Fatalf("%s:%d: output before any command of the block", path, n)
-		}
-	}
-	if inConsole {
-		t.Fatalf("%s: a console block is not closed", path)
 	}
 	return cmds
 }
@@ -184,16 +142,16 @@ func TestGettingStarted(t *testing.T) {
 
 // runGuide runs a page's commands in order in dir, each checked against the
 // exit code and the output the page shows.
-func runGuide(t *testing.T, path, dir string, cmds []guideCommand, vars map[string]string) {
+func runGuide(t *testing.T, path, dir string, cmds []console.Command, vars map[string]string) {
 	t.Helper()
 	for _, c := range cmds {
-		r := shell(t, dir, c.command, vars)
-		t.Logf("%s:%d: $ %s\n%s", filepath.Base(path), c.line, c.command, r)
-		if r.code != c.exit {
-			t.Fatalf("%s:%d: %s: exit %d, want %d\n%s", path, c.line, c.command, r.code, c.exit, r)
+		r := shell(t, dir, c.Text, vars)
+		t.Logf("%s:%d: $ %s\n%s", filepath.Base(path), c.Line, c.Text, r)
+		if r.code != c.Exit {
+			t.Fatalf("%s:%d: %s: exit %d, want %d\n%s", path, c.Line, c.Text, r.code, c.Exit, r)
 		}
-		if err := matchOutput(c.output, r.stdout+r.stderr, vars); err != nil {
-			t.Fatalf("%s:%d: %s: the output is not the page's: %v\n%s", path, c.line, c.command, err, r)
+		if err := matchOutput(c.Output, r.stdout+r.stderr, vars); err != nil {
+			t.Fatalf("%s:%d: %s: the output is not the page's: %v\n%s", path, c.Line, c.Text, err, r)
 		}
 	}
 }

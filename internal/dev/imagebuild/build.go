@@ -65,9 +65,20 @@ type Options struct {
 	Revision string
 	// Source is the source label; DefaultSource when empty.
 	Source string
+	// Arch is the GOARCH the images are built for (amd64 or arm64); this
+	// machine's when empty.
+	Arch string
 	// ShellPath is the path of a statically linked busybox for the deployer
-	// image; when empty FindShell finds or fetches one.
+	// image, built for Arch; when empty FindShell finds or fetches one.
 	ShellPath string
+}
+
+// arch is the architecture o builds for.
+func (o Options) arch() string {
+	if o.Arch == "" {
+		return runtime.GOARCH
+	}
+	return o.Arch
 }
 
 // recipe is one image: which program it runs and what it says about itself.
@@ -101,19 +112,22 @@ func recipes() []recipe {
 }
 
 // Build builds the four images (dc-controller, dc-deploy, pause and
-// sample-app, in that order) from the module at o.Root.
+// sample-app, in that order) for linux/o.Arch from the module at o.Root.
 func Build(ctx context.Context, o Options) ([]Image, error) {
 	if _, err := os.Stat(filepath.Join(o.Root, "go.mod")); err != nil {
 		return nil, fmt.Errorf("options: Root %q must be the module's root directory (with go.mod): %w", o.Root, err)
 	}
+	if _, ok := elfMachines()[o.arch()]; !ok {
+		return nil, fmt.Errorf("options: Arch %q: want one of amd64, arm64", o.Arch)
+	}
 	shellPath := o.ShellPath
 	if shellPath == "" {
 		var err error
-		if shellPath, err = FindShell(ctx); err != nil {
+		if shellPath, err = FindShell(ctx, o.arch()); err != nil {
 			return nil, err
 		}
 	}
-	shell, shellData, err := loadShell(shellPath)
+	shell, shellData, err := loadShell(shellPath, o.arch())
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +170,7 @@ func goBuild(ctx context.Context, o Options, dir string, all []recipe) error {
 	}
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = o.Root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+o.arch())
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, out)
 	}
@@ -197,7 +211,7 @@ func buildImage(r recipe, o Options, binPath string, shell Shell, shellData []by
 		return nil, fmt.Errorf("read the config: %w", err)
 	}
 	cf = cf.DeepCopy()
-	cf.OS, cf.Architecture = "linux", runtime.GOARCH
+	cf.OS, cf.Architecture = "linux", o.arch()
 	cf.Created = v1.Time{Time: epoch}
 	cf.Config = v1.Config{
 		User:       User,

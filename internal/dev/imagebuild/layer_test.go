@@ -3,6 +3,7 @@ package imagebuild
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -82,18 +83,22 @@ func TestCheckStatic(t *testing.T) {
 	if err := os.WriteFile(script, []byte("#!/bin/sh\necho hi\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := checkStatic(script); err == nil || !strings.Contains(err.Error(), "is not an ELF executable") {
+	if err := checkStatic(script, runtime.GOARCH); err == nil || !strings.Contains(err.Error(), "is not an ELF executable") {
 		t.Errorf("a script: err = %v, want not an ELF executable", err)
 	}
-	if err := checkStatic(filepath.Join(t.TempDir(), "missing")); err == nil {
+	if err := checkStatic(filepath.Join(t.TempDir(), "missing"), runtime.GOARCH); err == nil {
 		t.Error("a missing file: no error")
 	}
-	busybox, err := FindShell(t.Context())
+	busybox, err := FindShell(t.Context(), runtime.GOARCH)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := checkStatic(busybox); err != nil {
+	if err := checkStatic(busybox, runtime.GOARCH); err != nil {
 		t.Errorf("Debian's static busybox: %v", err)
+	}
+	other := map[string]string{"amd64": "arm64", "arm64": "amd64"}[runtime.GOARCH]
+	if err := checkStatic(busybox, other); err == nil || !strings.Contains(err.Error(), "the images for "+other) {
+		t.Errorf("this machine's busybox for %s images: err = %v, want one naming the architecture", other, err)
 	}
 }
 
@@ -102,7 +107,7 @@ func TestCheckStatic(t *testing.T) {
 func TestFindShellWithoutApt(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	t.Setenv("PATH", t.TempDir())
-	_, err := FindShell(t.Context())
+	_, err := FindShell(t.Context(), runtime.GOARCH)
 	if err == nil {
 		t.Fatal("no error")
 	}

@@ -200,11 +200,11 @@ func (c *Cluster) prepare(ctx context.Context, o Options) error {
 		}
 	}
 	files := map[string]string{
-		c.path("containerd", "config.toml"):                         c.containerdConfig(ImageRef(PauseImage, o.Tag)),
-		c.path("containerd", "certs.d", RegistryHost, "hosts.toml"): registryHosts(),
-		c.path("cni", "net.d", "10-deployconfig.conflist"):          c.cniConfig(),
-		c.path("kubelet-config.yaml"):                               c.kubeletConfig(),
-		c.path("resolv.conf"):                                       "# the real-node cluster has no DNS\n",
+		c.path("containerd", "config.toml"):                c.containerdConfig(ImageRef(PauseImage, o.Tag)),
+		c.registryHostsPath(RegistryHost):                  registryHosts(RegistryHost),
+		c.path("cni", "net.d", "10-deployconfig.conflist"): c.cniConfig(),
+		c.path("kubelet-config.yaml"):                      c.kubeletConfig(),
+		c.path("resolv.conf"):                              "# the real-node cluster has no DNS\n",
 	}
 	if err := writeFiles(files); err != nil {
 		return fmt.Errorf("real node %s: %w", o.Name, err)

@@ -112,14 +112,19 @@ state = %[2]q
 		cniBinDir, s.path("cni", "net.d"), s.path("containerd", "certs.d"))
 }
 
-// registryHosts lets containerd pull from the cluster's registry over
-// plain HTTP.
-func registryHosts() string {
+// registryHostsPath is containerd's hosts.toml for the registry at host.
+func (s *state) registryHostsPath(host string) string {
+	return s.path("containerd", "certs.d", host, "hosts.toml")
+}
+
+// registryHosts lets containerd pull from the registry at host (the
+// cluster's, or one Cluster.ExposeRegistry exposed) over plain HTTP.
+func registryHosts(host string) string {
 	return fmt.Sprintf(`server = "http://%[1]s"
 
 [host."http://%[1]s"]
   capabilities = ["pull", "resolve"]
-`, RegistryHost)
+`, host)
 }
 
 // cniConfig attaches pods to the bridge with addresses from PodCIDR and a

@@ -68,6 +68,41 @@ func (c *Cluster) InstallController(ctx context.Context, bin string, ctl Control
 	return c.WaitControllerReady(ctx, ctl.Timeout)
 }
 
+// RemoveController deletes what InstallController applied, but for the
+// CRDs (deleting them would delete every DeploymentConfig) and the
+// namespace, and waits until it is gone, pods and all: another installation with the
+// same names, the Helm chart's, can then take its place. InstallController
+// brings it back.
+func (c *Cluster) RemoveController(ctx context.Context, bin string) error {
+	manifest, err := os.ReadFile(c.path("dc-controller.yaml"))
+	if err != nil {
+		return fmt.Errorf("remove dc-controller: %w", err)
+	}
+	var docs [][]byte
+	reader := utilyaml.NewYAMLReader(bufioReader(manifest))
+	for {
+		doc, err := reader.Read()
+		if err != nil {
+			break
+		}
+		var meta metav1.TypeMeta
+		if err := yaml.Unmarshal(doc, &meta); err != nil {
+			return fmt.Errorf("remove dc-controller: %w", err)
+		}
+		if meta.Kind != "" && meta.Kind != "CustomResourceDefinition" && meta.Kind != "Namespace" {
+			docs = append(docs, doc)
+		}
+	}
+	path := c.path("dc-controller-removed.yaml")
+	if err := os.WriteFile(path, bytes.Join(docs, []byte("\n---\n")), 0o644); err != nil {
+		return fmt.Errorf("remove dc-controller: %w", err)
+	}
+	if err := c.Kubectl(ctx, bin, "delete", "--cascade=foreground", "--wait", "--ignore-not-found", "-f", path); err != nil {
+		return fmt.Errorf("remove dc-controller: %w", err)
+	}
+	return nil
+}
+
 // Kubectl runs kubectl against the cluster as its administrator.
 func (c *Cluster) Kubectl(ctx context.Context, bin string, args ...string) error {
 	return run(ctx, append([]string{filepath.Join(bin, "kubectl"), "--kubeconfig", c.Kubeconfig}, args...)...)

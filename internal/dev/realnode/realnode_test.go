@@ -61,7 +61,7 @@ func TestConfigurations(t *testing.T) {
 		}},
 		{"kubelet", kubelet, []string{"failCgroupV1: false", "cgroupDriver: cgroupfs", "failSwapOn: false", "containerRuntimeEndpoint: unix:///state/containerd/containerd.sock", `nodefs.available: "1%"`}},
 		{"cni", s.cniConfig(), []string{`"subnet": "10.88.0.0/16"`, `"ipMasq": false`, `"dataDir": "/state/cni/ipam"`}},
-		{"registry hosts", registryHosts(), []string{`server = "http://10.88.0.1:5000"`}},
+		{"registry hosts", registryHosts(RegistryHost), []string{`server = "http://10.88.0.1:5000"`, `[host."http://10.88.0.1:5000"]`}},
 	} {
 		for _, w := range tc.want {
 			if !strings.Contains(tc.text, w) {

@@ -66,6 +66,28 @@ func (c *Cluster) Expose(ctx context.Context, target string) (string, error) {
 	return l.Addr().String(), nil
 }
 
+// ExposeRegistry makes a registry on the host's loopback (host is
+// 127.0.0.1:PORT) reachable from the node under the same name, until ctx
+// ends: it listens on that address inside the cluster's network namespace,
+// joins each connection to the host's, and lets containerd pull from it
+// over plain HTTP. An image a user pushed to the host's registry (a
+// release, say) then runs under the reference the user pushed it to.
+func (c *Cluster) ExposeRegistry(ctx context.Context, host string) error {
+	if ip, _, err := net.SplitHostPort(host); err != nil || ip != "127.0.0.1" {
+		return fmt.Errorf("expose registry %q: want 127.0.0.1:PORT", host)
+	}
+	if err := writeFiles(map[string]string{c.registryHostsPath(host): registryHosts(host)}); err != nil {
+		return fmt.Errorf("expose registry %s: %w", host, err)
+	}
+	l, err := c.Listen(ctx, host)
+	if err != nil {
+		return err
+	}
+	var dialer net.Dialer
+	go func() { _ = serveJoined(ctx, l, dialer.DialContext, host) }()
+	return nil
+}
+
 // Listen opens a TCP listener inside the cluster's network namespace; it
 // stays there whatever thread accepts on it.
 func (c *Cluster) Listen(ctx context.Context, addr string) (net.Listener, error) {
