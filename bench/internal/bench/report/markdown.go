@@ -24,6 +24,7 @@ func WriteMarkdown(w io.Writer, r *Report, chart string) error {
 	writeCriticalPath(&b, r)
 	writeHostile(&b, r)
 	writeInFlight(&b, r)
+	writeFanOut(&b, r)
 	writeFootprint(&b, r)
 	writeReference(&b, r)
 	writeSettings(&b, r)

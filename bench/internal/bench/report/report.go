@@ -47,6 +47,10 @@ type Report struct {
 	// InFlight is the in-flight scenario's figures, one per
 	// size and deployer mode.
 	InFlight []InFlight `json:"inFlight,omitempty"`
+	// FanOut and FanOutHeld are the fan-out scenario's figures: each case
+	// of each size, and what waiting costs under a freeze.
+	FanOut     []FanOut     `json:"fanOut,omitempty"`
+	FanOutHeld []FanOutHeld `json:"fanOutHeld,omitempty"`
 	// CriticalPaths split the throughput phases' rollouts into the steps
 	// of their critical path, per size, phase, system and mode.
 	CriticalPaths []CriticalPath `json:"criticalPaths,omitempty"`
