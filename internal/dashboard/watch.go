@@ -31,10 +31,11 @@ const syncTimeout = time.Minute
 
 // store holds what the pages show, kept current by watches (informers) made
 // as the user: DeploymentConfigs, their ReplicationControllers, pods and
-// events, and the RolloutPolicies that govern them. It watches every namespace at once when the user may list
-// DeploymentConfigs in all of them; else each namespace where the user may
-// (when the user may list namespaces), else the kubeconfig's namespace. A
-// kind the user may not list is left out, and the pages say so.
+// events, and the RolloutPolicies that govern them. It watches every
+// namespace at once when the user may list DeploymentConfigs in all of
+// them; else each namespace where the user may (when the user may list
+// namespaces), else the kubeconfig's namespace. A kind the user may not
+// list is left out, and the pages say so.
 type store struct {
 	// all is true when one set of watches covers every namespace, kept
 	// under the key "".
