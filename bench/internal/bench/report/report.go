@@ -97,11 +97,15 @@ type Settings struct {
 	KCMBurst int      `json:"kubeControllerManagerBurst"`
 	// KCMDefaults says KCMQPS and KCMBurst are kube-controller-manager's
 	// defaults, which the run left alone.
-	KCMDefaults        bool    `json:"kubeControllerManagerDefaults"`
-	KCMConcurrency     string  `json:"kubeControllerManagerConcurrency"`
-	BenchQPS           float64 `json:"benchClientQPS"`
-	LatencySamples     int     `json:"latencyIdleSamples"`
-	HostileRollouts    int     `json:"hostileRollouts,omitempty"`
+	KCMDefaults     bool    `json:"kubeControllerManagerDefaults"`
+	KCMConcurrency  string  `json:"kubeControllerManagerConcurrency"`
+	BenchQPS        float64 `json:"benchClientQPS"`
+	LatencySamples  int     `json:"latencyIdleSamples"`
+	HostileRollouts int     `json:"hostileRollouts,omitempty"`
+	// FanOutSizes and FanOutHold are the fan-out scenario's N and its
+	// window under a freeze, in seconds; none when it did not run.
+	FanOutSizes        []int   `json:"fanOutSizes,omitempty"`
+	FanOutHold         float64 `json:"fanOutHoldSeconds,omitempty"`
 	Probes             int     `json:"probes"`
 	ProbeInterval      float64 `json:"probeIntervalSeconds"`
 	FootprintSizes     []int   `json:"footprintSizes"`
