@@ -244,7 +244,7 @@ func waveRule(spec *dcv1.RolloutPolicySpec, wave int32, selected int) string {
 	w := spec.Waves[wave-1]
 	out := "the rest"
 	if n := rolloutpolicy.WaveSize(spec, wave, selected); n > 0 {
-		out = fmt.Sprintf("%s: %d rollout(s)", w.Size.String(), n)
+		out = fmt.Sprintf("%s (%d rollout(s))", w.Size.String(), n)
 	}
 	if w.Soak != nil {
 		out += ", soak " + w.Soak.Duration.String()

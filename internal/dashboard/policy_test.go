@@ -74,7 +74,7 @@ func TestPolicyPage(t *testing.T) {
 		`<tr data-waiter="api"><td>1</td><td><a href="/dc/shop/api">api</a></td><td>#4</td><td class="reason">AwaitingWave</td><td>2026-12-02 09:59:00</td><td>ConfigData ConfigMap/shared</td><td>Rollout waits for RolloutPolicy fleet: wave 1 of change &#34;ConfigData ConfigMap/shared&#34; is full; the next starts once it completes</td></tr>`,
 		`<tr data-waiter="db"><td>2</td>`,
 		// The waves of the change, and the rules they follow.
-		`Waves: 1: 1 rollout(s), soak 10m0s; 50%: 2 rollout(s); the rest.`,
+		`Waves: 1 (1 rollout(s)), soak 10m0s; 50% (2 rollout(s)); the rest.`,
 		`data-wave="1" data-state="running" aria-current="step">Wave 1 (1): <span class="state">running</span>: web #2</li>`,
 		`data-wave="2" data-state="to come">Wave 2 (2): <span class="state">to come</span></li>`,
 		`data-wave="3" data-state="to come">Wave 3 (the rest)`,

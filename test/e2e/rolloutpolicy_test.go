@@ -98,6 +98,12 @@ func TestRolloutPolicyOnKwok(t *testing.T) {
 		if out := mustDC(t, ns, "describe", s.Line[0].Name); !strings.Contains(out, "fleet: rollout #3 waits, 1 of 5 in line (AwaitingWave)") {
 			t.Errorf("kubectl dc describe %s does not say it waits first in fleet's line:\n%s", s.Line[0].Name, out)
 		}
+		if out := mustDC(t, ns, "policy", "get"); !slices.Equal(strings.Fields(strings.Split(out, "\n")[1])[:6], []string{"fleet", "2", "6", "0", "5", "-"}) {
+			t.Errorf("kubectl dc policy get: want fleet with max 2, 6 selected, 0 running, 5 waiting, nothing holding:\n%s", out)
+		}
+		if out := mustDC(t, ns, "policy", "describe", "fleet"); !strings.Contains(out, "stopped by the failure of "+failed[0]+" #3") || !strings.Contains(out, s.Line[4].Name) {
+			t.Errorf("kubectl dc policy describe fleet does not show the stopped change and the line:\n%s", out)
+		}
 
 		browser := newBrowser(t)
 		dashboard := startDashboard(t, "--namespace", ns)
