@@ -115,13 +115,13 @@ type dcView struct {
 	Conditions      []conditionView
 	// Held names the RolloutPolicy that governs the DC and, while its
 	// rollout waits, where in line and why; nil when none governs it.
-	Held    *heldView
-	Rollout *rolloutView
-	Versions        []versionView
-	Hooks           []hookView
-	Analyses        []analysisView
-	Events          []eventView
-	History         []historyView
+	Held     *heldView
+	Rollout  *rolloutView
+	Versions []versionView
+	Hooks    []hookView
+	Analyses []analysisView
+	Events   []eventView
+	History  []historyView
 	// Diff is the form that compares two revisions' pod templates.
 	Diff diffData
 	// Actions are the actions that apply now; nil when read-only.
