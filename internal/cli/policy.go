@@ -133,13 +133,10 @@ func maxConcurrent(p *dcv1.RolloutPolicy) string {
 	return p.Spec.MaxConcurrent.String()
 }
 
-// holding is the reason the policy holds every rollout, or "-".
+// holding is what holds every rollout of the policy, or "-".
 func holding(p *dcv1.RolloutPolicy) string {
-	if p.Spec.Suspend {
-		return "Suspended"
-	}
-	if c := meta.FindStatusCondition(p.Status.Conditions, dcv1.PolicyHolding); c != nil && c.Status == metav1.ConditionTrue {
-		return c.Reason
+	if h := rolloutpolicy.Holding(p); h != "" {
+		return h
 	}
 	return "-"
 }

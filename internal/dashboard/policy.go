@@ -145,7 +145,7 @@ func policyRows(s *store, namespace string) []policyRow {
 	var rows []policyRow
 	for _, p := range s.Policies(namespace) {
 		rows = append(rows, policyRow{Namespace: p.Namespace, Name: p.Name, Max: maxConcurrent(&p),
-			Selected: p.Status.Selected, Running: p.Status.Running, Waiting: p.Status.Waiting, Holding: holding(&p)})
+			Selected: p.Status.Selected, Running: p.Status.Running, Waiting: p.Status.Waiting, Holding: rolloutpolicy.Holding(&p)})
 	}
 	sort.Slice(rows, func(i, j int) bool {
 		if rows[i].Namespace != rows[j].Namespace {
@@ -174,17 +174,6 @@ func maxConcurrent(p *dcv1.RolloutPolicy) string {
 		return "no limit"
 	}
 	return p.Spec.MaxConcurrent.String()
-}
-
-// holding says what holds every rollout of the policy, or "".
-func holding(p *dcv1.RolloutPolicy) string {
-	if p.Spec.Suspend {
-		return "Suspended"
-	}
-	if c := meta.FindStatusCondition(p.Status.Conditions, dcv1.PolicyHolding); c != nil && c.Status == metav1.ConditionTrue {
-		return c.Reason
-	}
-	return ""
 }
 
 // trueCondition is the policy's condition of that type while it is True.

@@ -3,6 +3,7 @@ package rolloutpolicy
 import (
 	"sort"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -37,4 +38,17 @@ func WaveSize(spec *dcv1.RolloutPolicySpec, wave int32, selected int) int {
 		return 0
 	}
 	return scaled(*spec.Waves[i].Size, selected)
+}
+
+// Holding says what holds every rollout of the policy: "Suspended" (it
+// holds nothing, and nothing else does), the reason of its Holding
+// condition while True (AwaitingWindow, CircuitOpen), or "".
+func Holding(p *dcv1.RolloutPolicy) string {
+	if p.Spec.Suspend {
+		return "Suspended"
+	}
+	if c := meta.FindStatusCondition(p.Status.Conditions, dcv1.PolicyHolding); c != nil && c.Status == metav1.ConditionTrue {
+		return c.Reason
+	}
+	return ""
 }

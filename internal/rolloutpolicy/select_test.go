@@ -47,3 +47,24 @@ func TestWaveSize(t *testing.T) {
 		}
 	}
 }
+
+func TestHolding(t *testing.T) {
+	holding := func(status metav1.ConditionStatus, reason string) []metav1.Condition {
+		return []metav1.Condition{{Type: dcv1.PolicyHolding, Status: status, Reason: reason}}
+	}
+	for _, tc := range []struct {
+		name string
+		p    dcv1.RolloutPolicy
+		want string
+	}{
+		{"nothing", dcv1.RolloutPolicy{}, ""},
+		{"admitting", dcv1.RolloutPolicy{Status: dcv1.RolloutPolicyStatus{Conditions: holding(metav1.ConditionFalse, "Admitting")}}, ""},
+		{"a window", dcv1.RolloutPolicy{Status: dcv1.RolloutPolicyStatus{Conditions: holding(metav1.ConditionTrue, dcv1.AwaitingWindowReason)}}, dcv1.AwaitingWindowReason},
+		{"suspended, whatever the status", dcv1.RolloutPolicy{Spec: dcv1.RolloutPolicySpec{Suspend: true},
+			Status: dcv1.RolloutPolicyStatus{Conditions: holding(metav1.ConditionTrue, dcv1.CircuitOpenReason)}}, "Suspended"},
+	} {
+		if got := Holding(&tc.p); got != tc.want {
+			t.Errorf("%s: Holding = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -148,7 +148,7 @@ func (r *runner) fanOutOne(ctx context.Context, n int, fc fanOutCase, hold bool)
 		if err := r.e.client.Create(ctx, p); err != nil {
 			return report.FanOut{}, nil, fmt.Errorf("create the fan-out's policy: %w", err)
 		}
-		if err := r.waitWaiting(ctx, ns, fanOutSelectTimeout, func(s dcv1.RolloutPolicyStatus) bool { return int(s.Selected) == n }); err != nil {
+		if err := r.waitPolicy(ctx, ns, fanOutSelectTimeout, func(s dcv1.RolloutPolicyStatus) bool { return int(s.Selected) == n }); err != nil {
 			return report.FanOut{}, nil, err
 		}
 	}
@@ -229,7 +229,7 @@ func (r *runner) fanOutHold(ctx context.Context, c *controllerProcess, ns string
 	if err := r.setConfigData(ctx, ns, "3"); err != nil {
 		return nil, err
 	}
-	if err := r.waitWaiting(ctx, ns, r.o.PhaseTimeout, func(s dcv1.RolloutPolicyStatus) bool { return int(s.Waiting) == n }); err != nil {
+	if err := r.waitPolicy(ctx, ns, r.o.PhaseTimeout, func(s dcv1.RolloutPolicyStatus) bool { return int(s.Waiting) == n }); err != nil {
 		return nil, err
 	}
 	// Those in line were just woken to say why they wait; the window
@@ -264,9 +264,9 @@ func (r *runner) setConfigData(ctx context.Context, ns, v string) error {
 	return nil
 }
 
-// waitWaiting polls the fan-out policy's status until ok, for at most
+// waitPolicy polls the fan-out policy's status until ok, for at most
 // timeout.
-func (r *runner) waitWaiting(ctx context.Context, ns string, timeout time.Duration, ok func(dcv1.RolloutPolicyStatus) bool) error {
+func (r *runner) waitPolicy(ctx context.Context, ns string, timeout time.Duration, ok func(dcv1.RolloutPolicyStatus) bool) error {
 	p := &dcv1.RolloutPolicy{}
 	err := wait.PollUntilContextTimeout(ctx, fanOutSample, timeout, true, func(ctx context.Context) (bool, error) {
 		if err := r.e.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: fanOutPolicy}, p); err != nil {
