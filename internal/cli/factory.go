@@ -98,11 +98,13 @@ func connect(flags *genericclioptions.ConfigFlags) (*Clients, error) {
 	return &Clients{Kube: kube, DC: dc, Scheme: scheme, Namespace: namespace, Server: cfg.Host}, nil
 }
 
-// newRESTMapper maps only DeploymentConfigs, the one type the
+// newRESTMapper maps only deployconfig's own kinds, the types the
 // controller-runtime client is used for: it spares every command a
 // discovery round trip.
 func newRESTMapper() meta.RESTMapper {
 	mapper := meta.NewDefaultRESTMapper([]schema.GroupVersion{dcv1.GroupVersion})
-	mapper.Add(dcv1.GroupVersion.WithKind("DeploymentConfig"), meta.RESTScopeNamespace)
+	for _, kind := range []string{"DeploymentConfig", "RolloutPolicy"} {
+		mapper.Add(dcv1.GroupVersion.WithKind(kind), meta.RESTScopeNamespace)
+	}
 	return mapper
 }

@@ -11,11 +11,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/cli-runtime/pkg/printers"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/rolloutpolicy"
 )
 
 func newPolicyCommand(a *app) *cobra.Command {
@@ -133,13 +133,10 @@ func maxConcurrent(p *dcv1.RolloutPolicy) string {
 	return p.Spec.MaxConcurrent.String()
 }
 
-// holding is the reason the policy holds every rollout, or "-".
+// holding is what holds every rollout of the policy, or "-".
 func holding(p *dcv1.RolloutPolicy) string {
-	if p.Spec.Suspend {
-		return "Suspended"
-	}
-	if c := meta.FindStatusCondition(p.Status.Conditions, dcv1.PolicyHolding); c != nil && c.Status == metav1.ConditionTrue {
-		return c.Reason
+	if h := rolloutpolicy.Holding(p); h != "" {
+		return h
 	}
 	return "-"
 }
@@ -295,21 +292,13 @@ func (a *app) policyResume(ctx context.Context, name string) error {
 }
 
 // governingPolicy returns the policy of the DeploymentConfig's namespace
-// that governs it, as dc-controller picks it (the first by name of those
-// that select it), or nil.
+// that governs it, as dc-controller picks it, or nil.
 func governingPolicy(ctx context.Context, c *Clients, dc *dcv1.DeploymentConfig) *dcv1.RolloutPolicy {
 	list := &dcv1.RolloutPolicyList{}
 	if err := c.DC.List(ctx, list, client.InNamespace(dc.Namespace)); err != nil {
 		return nil
 	}
-	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Name < list.Items[j].Name })
-	for i := range list.Items {
-		sel, err := metav1.LabelSelectorAsSelector(&list.Items[i].Spec.Selector)
-		if err == nil && sel.Matches(labels.Set(dc.Labels)) {
-			return &list.Items[i]
-		}
-	}
-	return nil
+	return rolloutpolicy.Governing(list.Items, dc)
 }
 
 // policyLine says which policy governs a DeploymentConfig and, while its

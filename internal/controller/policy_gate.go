@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -77,23 +75,7 @@ func (g *policyGate) policyFor(ctx context.Context, dc *dcv1.DeploymentConfig) (
 		}
 		return nil, fmt.Errorf("list rolloutpolicies of %s: %w", dc.Namespace, err)
 	}
-	return governing(list.Items, dc), nil
-}
-
-// governing returns the policy of policies that governs dc, or nil.
-func governing(policies []dcv1.RolloutPolicy, dc *dcv1.DeploymentConfig) *dcv1.RolloutPolicy {
-	sort.Slice(policies, func(i, j int) bool { return policies[i].Name < policies[j].Name })
-	for i := range policies {
-		p := &policies[i]
-		if p.DeletionTimestamp != nil {
-			continue
-		}
-		sel, err := metav1.LabelSelectorAsSelector(&p.Spec.Selector)
-		if err == nil && sel.Matches(labels.Set(dc.Labels)) {
-			return p
-		}
-	}
-	return nil
+	return rolloutpolicy.Governing(list.Items, dc), nil
 }
 
 // state returns the gate's memory of a policy, seeded from its status the
@@ -312,7 +294,7 @@ func (g *policyGate) governed(ctx context.Context, p *dcv1.RolloutPolicy) (map[s
 	out := map[string]*dcv1.DeploymentConfig{}
 	for i := range list.Items {
 		dc := &list.Items[i]
-		if gp := governing(policies.Items, dc); gp != nil && gp.Name == p.Name {
+		if gp := rolloutpolicy.Governing(policies.Items, dc); gp != nil && gp.Name == p.Name {
 			out[dc.Name] = dc
 		}
 	}

@@ -32,34 +32,6 @@ func TestChangeOf(t *testing.T) {
 	}
 }
 
-func TestGoverning(t *testing.T) {
-	policy := func(name string, labels map[string]string) dcv1.RolloutPolicy {
-		return dcv1.RolloutPolicy{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: dcv1.RolloutPolicySpec{Selector: metav1.LabelSelector{MatchLabels: labels}}}
-	}
-	dc := &dcv1.DeploymentConfig{ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"team": "a", "tier": "web"}}}
-	cases := []struct {
-		name     string
-		policies []dcv1.RolloutPolicy
-		want     string
-	}{
-		{"none", nil, ""},
-		{"no match", []dcv1.RolloutPolicy{policy("x", map[string]string{"team": "b"})}, ""},
-		{"the first by name of those that match", []dcv1.RolloutPolicy{policy("zeta", map[string]string{"team": "a"}), policy("alpha", map[string]string{"tier": "web"}), policy("aaa", map[string]string{"team": "b"})}, "alpha"},
-		{"an empty selector selects all", []dcv1.RolloutPolicy{policy("all", nil)}, "all"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			got := ""
-			if p := governing(tc.policies, dc); p != nil {
-				got = p.Name
-			}
-			if got != tc.want {
-				t.Errorf("governing = %q, want %q", got, tc.want)
-			}
-		})
-	}
-}
-
 // TestKstatusQueuedByPolicy: a rollout a RolloutPolicy holds is InProgress,
 // and kstatus tools show which policy holds it and why.
 func TestKstatusQueuedByPolicy(t *testing.T) {

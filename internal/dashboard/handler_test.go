@@ -33,10 +33,11 @@ func memoryStore(t testing.TB, objs ...any) *store {
 	t.Helper()
 	indexers := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
 	sc := &scope{
-		dcs:    cache.NewSharedIndexInformer(&cache.ListWatch{}, &dcv1.DeploymentConfig{}, 0, indexers),
-		rcs:    cache.NewSharedIndexInformer(&cache.ListWatch{}, &corev1.ReplicationController{}, 0, indexers),
-		pods:   cache.NewSharedIndexInformer(&cache.ListWatch{}, &corev1.Pod{}, 0, indexers),
-		events: cache.NewSharedIndexInformer(&cache.ListWatch{}, &corev1.Event{}, 0, indexers),
+		dcs:      cache.NewSharedIndexInformer(&cache.ListWatch{}, &dcv1.DeploymentConfig{}, 0, indexers),
+		rcs:      cache.NewSharedIndexInformer(&cache.ListWatch{}, &corev1.ReplicationController{}, 0, indexers),
+		pods:     cache.NewSharedIndexInformer(&cache.ListWatch{}, &corev1.Pod{}, 0, indexers),
+		events:   cache.NewSharedIndexInformer(&cache.ListWatch{}, &corev1.Event{}, 0, indexers),
+		policies: cache.NewSharedIndexInformer(&cache.ListWatch{}, &dcv1.RolloutPolicy{}, 0, indexers),
 	}
 	s := &store{hub: newHub(), all: true, scopes: map[string]*scope{"": sc}}
 	for _, o := range objs {
@@ -50,6 +51,8 @@ func memoryStore(t testing.TB, objs ...any) *store {
 			err = sc.pods.GetIndexer().Add(o)
 		case *corev1.Event:
 			err = sc.events.GetIndexer().Add(o)
+		case *dcv1.RolloutPolicy:
+			err = sc.policies.GetIndexer().Add(o)
 		default:
 			err = fmt.Errorf("no informer for %T", o)
 		}

@@ -127,8 +127,10 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /{$}", s.listPage)
 	s.mux.HandleFunc("GET /dc/{namespace}/{name}", s.dcPage)
 	s.mux.HandleFunc("GET /dc/{namespace}/{name}/diff", s.diffPage)
+	s.mux.HandleFunc("GET /policy/{namespace}/{name}", s.policyPage)
 	s.mux.HandleFunc("GET /events/list", s.listEvents)
 	s.mux.HandleFunc("GET /events/dc/{namespace}/{name}", s.dcEvents)
+	s.mux.HandleFunc("GET /events/policy/{namespace}/{name}", s.policyEvents)
 	s.mux.HandleFunc("GET /log/{namespace}/{name}", s.logEvents)
 	s.mux.HandleFunc("POST /dc/{namespace}/{name}/actions", s.act)
 	if s.static != nil {
@@ -178,7 +180,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func parsePages() (map[string]*template.Template, error) {
 	funcs := template.FuncMap{"lower": strings.ToLower, "query": url.QueryEscape}
 	pages := map[string]*template.Template{}
-	for _, name := range []string{"list", "dc", "diff", "error"} {
+	for _, name := range []string{"list", "dc", "policy", "diff", "error"} {
 		t, err := template.New(name).Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("parse the %s page: %w", name, err)
@@ -205,6 +207,7 @@ type listData struct {
 	Namespaces []string
 	Missing    []string
 	Rows       []listRow
+	Policies   []policyRow
 }
 
 // render writes a whole page.
@@ -238,7 +241,7 @@ func (s *Server) listData(r *http.Request) listData {
 	if len(namespaces) == 1 {
 		ns = namespaces[0]
 	}
-	return listData{Namespace: ns, Query: q, Namespaces: namespaces, Missing: s.store.missing, Rows: listRows(s.store, ns, q)}
+	return listData{Namespace: ns, Query: q, Namespaces: namespaces, Missing: s.store.missing, Rows: listRows(s.store, ns, q), Policies: policyRows(s.store, ns)}
 }
 
 func (s *Server) listPage(w http.ResponseWriter, r *http.Request) {
@@ -300,6 +303,22 @@ func (s *Server) dcPage(w http.ResponseWriter, r *http.Request) {
 	}
 	stream := "/events/dc/" + url.PathEscape(ns) + "/" + url.PathEscape(name) + "?shown=" + shown
 	s.render(w, "dc", http.StatusOK, page{Title: name, Stream: stream, Data: v})
+}
+
+func (s *Server) policyPage(w http.ResponseWriter, r *http.Request) {
+	ns, name := r.PathValue("namespace"), r.PathValue("name")
+	v := buildPolicyView(s.store, ns, name, s.opts.Now())
+	if v == nil {
+		s.renderError(w, http.StatusNotFound, fmt.Sprintf("rolloutpolicy %q not found in namespace %q (or you may not read it)", name, ns))
+		return
+	}
+	shown, err := s.fragmentHash("policy", v)
+	if err != nil {
+		s.renderError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	stream := "/events/policy/" + url.PathEscape(ns) + "/" + url.PathEscape(name) + "?shown=" + shown
+	s.render(w, "policy", http.StatusOK, page{Title: "RolloutPolicy " + name, Stream: stream, Data: v})
 }
 
 // diffData is the diff page's data.

@@ -123,7 +123,7 @@ func (s *Server) waitChange(ctx context.Context, st *stream, sub *subscription, 
 func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) {
 	d := s.listData(r)
 	s.push(w, r, d.Namespace, "", func(out io.Writer) error {
-		d.Rows = listRows(s.store, d.Namespace, d.Query)
+		d.Rows, d.Policies = listRows(s.store, d.Namespace, d.Query), policyRows(s.store, d.Namespace)
 		return s.pages["list"].ExecuteTemplate(out, "live", d)
 	})
 }
@@ -137,6 +137,21 @@ func (s *Server) dcEvents(w http.ResponseWriter, r *http.Request) {
 			return err
 		}
 		return s.pages["dc"].ExecuteTemplate(out, "live", v)
+	})
+}
+
+// policyEvents pushes a RolloutPolicy's page: its status, and the
+// messages of the DeploymentConfigs in its line, change with any object
+// of its namespace.
+func (s *Server) policyEvents(w http.ResponseWriter, r *http.Request) {
+	ns, name := r.PathValue("namespace"), r.PathValue("name")
+	s.push(w, r, ns, "", func(out io.Writer) error {
+		v := buildPolicyView(s.store, ns, name, s.opts.Now())
+		if v == nil {
+			_, err := fmt.Fprintf(out, "<p class=\"gone\">rolloutpolicy %s no longer exists.</p>", template.HTMLEscapeString(name))
+			return err
+		}
+		return s.pages["policy"].ExecuteTemplate(out, "live", v)
 	})
 }
 

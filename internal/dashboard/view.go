@@ -31,12 +31,16 @@ type listRow struct {
 	ReadyCond, Reconciling, Stalled string
 	Trigger                         string
 	Paused                          bool
+	// Waiting is why the latest rollout waits in a RolloutPolicy's line,
+	// or "".
+	Waiting string
 }
 
 // listRows builds the list page's rows, filtered by namespace and by a
 // part of the name, sorted by namespace and name.
 func listRows(s *store, namespace, query string) []listRow {
 	var rows []listRow
+	waiting := waitingReasons(s, namespace)
 	rcs := map[string]*corev1.ReplicationController{}
 	for _, dc := range s.DeploymentConfigs(namespace) {
 		if query != "" && !strings.Contains(dc.Name, query) {
@@ -56,6 +60,7 @@ func listRows(s *store, namespace, query string) []listRow {
 			Stalled:     conditionStatus(dc, dcv1.DeploymentStalled),
 			Trigger:     trigger(dc),
 			Paused:      dc.Spec.Paused,
+			Waiting:     waiting[dc.Namespace+"/"+dc.Name],
 		}
 		if rc := rcs[dc.Namespace+"/"+deployment.Name(dc.Name, dc.Status.LatestVersion)]; rc != nil && dc.Status.LatestVersion > 0 {
 			row.Phase = string(deployment.Phase(rc))
@@ -108,12 +113,15 @@ type dcView struct {
 	Paused          bool
 	Replicas        int32
 	Conditions      []conditionView
-	Rollout         *rolloutView
-	Versions        []versionView
-	Hooks           []hookView
-	Analyses        []analysisView
-	Events          []eventView
-	History         []historyView
+	// Held names the RolloutPolicy that governs the DC and, while its
+	// rollout waits, where in line and why; nil when none governs it.
+	Held     *heldView
+	Rollout  *rolloutView
+	Versions []versionView
+	Hooks    []hookView
+	Analyses []analysisView
+	Events   []eventView
+	History  []historyView
 	// Diff is the form that compares two revisions' pod templates.
 	Diff diffData
 	// Actions are the actions that apply now; nil when read-only.
@@ -211,7 +219,7 @@ func buildDCView(s *store, namespace, name string, readOnly bool) *dcView {
 	v := &dcView{
 		Namespace: namespace, Name: name,
 		Strategy: string(dc.Spec.Strategy.Type), Paused: dc.Spec.Paused, Replicas: dc.Spec.Replicas,
-		Missing: s.missing,
+		Held: buildHeld(s, dc), Missing: s.missing,
 	}
 	for _, c := range dc.Status.Conditions {
 		v.Conditions = append(v.Conditions, conditionView{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message})

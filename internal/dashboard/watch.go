@@ -31,10 +31,11 @@ const syncTimeout = time.Minute
 
 // store holds what the pages show, kept current by watches (informers) made
 // as the user: DeploymentConfigs, their ReplicationControllers, pods and
-// events. It watches every namespace at once when the user may list
-// DeploymentConfigs in all of them; else each namespace where the user may
-// (when the user may list namespaces), else the kubeconfig's namespace. A
-// kind the user may not list is left out, and the pages say so.
+// events, and the RolloutPolicies that govern them. It watches every
+// namespace at once when the user may list DeploymentConfigs in all of
+// them; else each namespace where the user may (when the user may list
+// namespaces), else the kubeconfig's namespace. A kind the user may not
+// list is left out, and the pages say so.
 type store struct {
 	// all is true when one set of watches covers every namespace, kept
 	// under the key "".
@@ -51,9 +52,11 @@ type store struct {
 // dashboard's memory and wake-ups follow the DeploymentConfigs rather
 // than the cluster: the RCs of DeploymentConfigs; their pods (pods) and
 // their deployer and hook pods (deployerPods); the events about
-// DeploymentConfigs (events) and about RCs (rcEvents).
+// DeploymentConfigs (events) and about RCs (rcEvents); the RolloutPolicies
+// (policies; nil where the user may not list them or the cluster has no
+// RolloutPolicy API).
 type scope struct {
-	dcs, rcs, pods, deployerPods, events, rcEvents cache.SharedIndexInformer
+	dcs, rcs, pods, deployerPods, events, rcEvents, policies cache.SharedIndexInformer
 }
 
 // The selections of the watches.
@@ -95,8 +98,8 @@ func newStore(ctx context.Context, kube kubernetes.Interface, dcs client.WithWat
 
 // watch starts the watches of one namespace ("" for all) and returns them.
 func (s *store) watch(ctx context.Context, kube kubernetes.Interface, dcs client.WithWatch, namespace string, log logr.Logger) (*scope, []cache.SharedIndexInformer, error) {
-	sc := &scope{dcs: cache.NewSharedIndexInformer(dcListWatch(dcs, namespace), &dcv1.DeploymentConfig{}, 0,
-		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})}
+	byNS := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
+	sc := &scope{dcs: cache.NewSharedIndexInformer(listWatch(dcs, namespace, &dcv1.DeploymentConfigList{}), &dcv1.DeploymentConfig{}, 0, byNS)}
 	selected := func(labels, fields string) informers.SharedInformerFactory {
 		return informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(namespace),
 			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector, o.FieldSelector = labels, fields }))
@@ -113,6 +116,14 @@ func (s *store) watch(ctx context.Context, kube kubernetes.Interface, dcs client
 		{"events", &sc.rcEvents, selected("", rcEventSelector).Core().V1().Events().Informer},
 	}
 	started := []cache.SharedIndexInformer{sc.dcs}
+	policies, err := s.mayListPolicies(ctx, dcs, namespace, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	if policies {
+		sc.policies = cache.NewSharedIndexInformer(listWatch(dcs, namespace, &dcv1.RolloutPolicyList{}), &dcv1.RolloutPolicy{}, 0, byNS)
+		started = append(started, sc.policies)
+	}
 	allowed := map[string]bool{}
 	for _, o := range optional {
 		ok, checked := allowed[o.kind]
@@ -123,12 +134,7 @@ func (s *store) watch(ctx context.Context, kube kubernetes.Interface, dcs client
 			}
 			allowed[o.kind] = ok
 			if !ok {
-				where := "in namespace " + namespace
-				if namespace == "" {
-					where = "in every namespace"
-				}
-				s.missing = append(s.missing, o.kind+" "+where)
-				log.Info("the user may not list this kind; the dashboard leaves it out", "kind", o.kind, "namespace", namespace)
+				s.leaveOut(o.kind, namespace, log)
 			}
 		}
 		if ok {
@@ -146,6 +152,34 @@ func (s *store) watch(ctx context.Context, kube kubernetes.Interface, dcs client
 		go inf.Run(ctx.Done())
 	}
 	return sc, started, nil
+}
+
+// leaveOut records that the user may not list a kind in namespace, for
+// the pages to say.
+func (s *store) leaveOut(kind, namespace string, log logr.Logger) {
+	where := "in namespace " + namespace
+	if namespace == "" {
+		where = "in every namespace"
+	}
+	s.missing = append(s.missing, kind+" "+where)
+	log.Info("the user may not list this kind; the dashboard leaves it out", "kind", kind, "namespace", namespace)
+}
+
+// mayListPolicies reports whether the dashboard watches the RolloutPolicies
+// of namespace: not when the user may not list them (which the pages say),
+// nor when the cluster has no RolloutPolicy API (then none governs).
+func (s *store) mayListPolicies(ctx context.Context, dcs client.WithWatch, namespace string, log logr.Logger) (bool, error) {
+	err := dcs.List(ctx, &dcv1.RolloutPolicyList{}, client.InNamespace(namespace), client.Limit(1))
+	switch {
+	case err == nil:
+		return true, nil
+	case apierrors.IsForbidden(err):
+		s.leaveOut("rolloutpolicies", namespace, log)
+		return false, nil
+	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+		return false, nil
+	}
+	return false, fmt.Errorf("list rolloutpolicies: %w", err)
 }
 
 // dcNamespaces finds where the user may list DeploymentConfigs: every
@@ -254,17 +288,17 @@ func mayListKind(ctx context.Context, kube kubernetes.Interface, kind, namespace
 	return true, nil
 }
 
-// dcListWatch lists and watches DeploymentConfigs through the
-// controller-runtime client the CLI uses.
-func dcListWatch(c client.WithWatch, namespace string) *cache.ListWatch {
+// listWatch lists and watches one of deployconfig's kinds (its list type
+// is like's) through the controller-runtime client the CLI uses.
+func listWatch(c client.WithWatch, namespace string, like client.ObjectList) *cache.ListWatch {
 	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
-			list := &dcv1.DeploymentConfigList{}
+			list := like.DeepCopyObject().(client.ObjectList)
 			err := c.List(ctx, list, &client.ListOptions{Namespace: namespace, Raw: &options})
 			return list, err
 		},
 		WatchFuncWithContext: func(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
-			return c.Watch(ctx, &dcv1.DeploymentConfigList{}, &client.ListOptions{Namespace: namespace, Raw: &options})
+			return c.Watch(ctx, like.DeepCopyObject().(client.ObjectList), &client.ListOptions{Namespace: namespace, Raw: &options})
 		},
 	}
 }
@@ -320,6 +354,39 @@ func (s *store) DeploymentConfig(namespace, name string) *dcv1.DeploymentConfig 
 		return nil
 	}
 	return obj.(*dcv1.DeploymentConfig)
+}
+
+// Policies returns the RolloutPolicies of namespace ("" for all the store
+// holds), as copies of the cached objects' top level: Governing sorts them.
+func (s *store) Policies(namespace string) []dcv1.RolloutPolicy {
+	var objs []any
+	if namespace == "" {
+		for _, sc := range s.scopes {
+			if sc.policies != nil {
+				objs = append(objs, sc.policies.GetStore().List()...)
+			}
+		}
+	} else if sc := s.scopeOf(namespace); sc != nil {
+		objs = byNamespace(sc.policies, namespace)
+	}
+	out := make([]dcv1.RolloutPolicy, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, *o.(*dcv1.RolloutPolicy))
+	}
+	return out
+}
+
+// Policy returns one RolloutPolicy, or nil.
+func (s *store) Policy(namespace, name string) *dcv1.RolloutPolicy {
+	sc := s.scopeOf(namespace)
+	if sc == nil || sc.policies == nil {
+		return nil
+	}
+	obj, ok, _ := sc.policies.GetStore().GetByKey(namespace + "/" + name)
+	if !ok {
+		return nil
+	}
+	return obj.(*dcv1.RolloutPolicy)
 }
 
 // Deployments returns the ReplicationControllers of namespace.
@@ -453,7 +520,8 @@ func (h *hub) handler() cache.ResourceEventHandler {
 }
 
 // dcOf names the DeploymentConfig an object of the watches belongs to, or
-// "" when it cannot tell.
+// "" when it cannot tell (a RolloutPolicy: it may govern any of its
+// namespace's).
 func dcOf(obj any) string {
 	switch o := obj.(type) {
 	case *dcv1.DeploymentConfig:

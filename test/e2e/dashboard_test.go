@@ -167,6 +167,8 @@ func TestDashboardInBrowser(t *testing.T) {
 		if want := sortedPair(ns, other); strings.Join(options, " ") != strings.Join(want, " ") {
 			t.Errorf("the namespace filter offers %v, want %v", options, want)
 		}
+		// The user may not list RolloutPolicies: the list says so.
+		waitPage(t, browser, "the policies left out", `document.querySelector('#live').textContent.includes("rolloutpolicies in namespace `+ns+`")`)
 	})
 
 	t.Run("read-only flag", func(t *testing.T) {
@@ -400,15 +402,15 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 }
 
 // bindDashboardViewer gives dashboardViewer a Role that reads
-// DeploymentConfigs and Kubernetes' view ClusterRole in ns: it may look at
-// everything the dashboard shows and change nothing.
+// DeploymentConfigs and RolloutPolicies, and Kubernetes' view ClusterRole,
+// in ns: it may look at everything the dashboard shows and change nothing.
 func bindDashboardViewer(t *testing.T, ns string) {
 	t.Helper()
 	rbac := clientset().RbacV1()
 	role := &rbacv1.Role{
 		ObjectMeta: metav1.ObjectMeta{Name: "dc-reader"},
 		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{dcv1.GroupVersion.Group}, Resources: []string{"deploymentconfigs"}, Verbs: []string{"get", "list", "watch"}},
+			{APIGroups: []string{dcv1.GroupVersion.Group}, Resources: []string{"deploymentconfigs", "rolloutpolicies"}, Verbs: []string{"get", "list", "watch"}},
 		},
 	}
 	if _, err := rbac.Roles(ns).Create(t.Context(), role, metav1.CreateOptions{}); err != nil {

@@ -15,6 +15,7 @@ import (
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/controller"
 	"github.com/deployconfig/deployconfig/internal/deployment"
+	"github.com/deployconfig/deployconfig/test/integration/controlplane"
 )
 
 func TestNewDeploymentConfigGetsDeploymentAndDeployerPod(t *testing.T) {
@@ -77,7 +78,7 @@ func TestNewDeploymentConfigGetsDeploymentAndDeployerPod(t *testing.T) {
 	for _, e := range c.Env {
 		env[e.Name] = e.Value
 	}
-	if c.Name != "deployment" || c.Image != testDeployerImage || env["DC_DEPLOYMENT_NAME"] != "web-1" || env["DC_DEPLOYMENT_NAMESPACE"] != ns || env["OPENSHIFT_DEPLOYMENT_NAME"] != "web-1" {
+	if c.Name != "deployment" || c.Image != controlplane.DeployerImage || env["DC_DEPLOYMENT_NAME"] != "web-1" || env["DC_DEPLOYMENT_NAMESPACE"] != ns || env["OPENSHIFT_DEPLOYMENT_NAME"] != "web-1" {
 		t.Errorf("deployer container = %s %s env %v", c.Name, c.Image, env)
 	}
 	if pod.Spec.RestartPolicy != corev1.RestartPolicyNever || pod.Spec.ServiceAccountName != "deployer" ||

@@ -31,6 +31,7 @@ import (
 	"github.com/deployconfig/deployconfig/internal/controller"
 	"github.com/deployconfig/deployconfig/internal/deployment"
 	"github.com/deployconfig/deployconfig/internal/dev/podruntime"
+	"github.com/deployconfig/deployconfig/test/integration/controlplane"
 )
 
 // The tests of this file run the same rollouts twice, once by a deployer
@@ -95,7 +96,7 @@ func newModeRollouts(t *testing.T, mode string) *modeRollouts {
 		Kubeconfig:                 cluster.kubeconfig,
 		StateDir:                   m.stateDir,
 		Deploy:                     podruntime.DeployInProcess,
-		DeployerImages:             []string{testDeployerImage},
+		DeployerImages:             []string{controlplane.DeployerImage},
 		NodeSelector:               labels.SelectorFromSet(labels.Set{runnerNodeLabel: m.ns}),
 		ImpersonateServiceAccounts: true,
 		Log:                        logr.Discard(),

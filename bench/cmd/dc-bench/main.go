@@ -85,7 +85,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&o.Name, "name", o.Name, "name of the benchmark's kwok cluster (replaced if it exists)")
 	fs.StringVar(&o.Workdir, "workdir", "", "kwokctl's working directory (default: $KWOK_WORKDIR or ~/.kwok)")
 	fs.BoolVar(&o.Keep, "keep", false, "leave the cluster running afterwards")
-	scenarios := fs.String("scenarios", strings.Join(append(bench.AllScenarios(), scenarioNode), ","), "scenarios to run, comma-separated ("+scenarioNode+": on a real node, as root; "+bench.ScenarioHostile+": six hostile DCs against an ordinary one's rollouts, only when named; "+bench.ScenarioInFlight+": what N rollouts in flight cost dc-controller in each deployer mode, only when named)")
+	scenarios := fs.String("scenarios", strings.Join(append(bench.AllScenarios(), scenarioNode), ","), "scenarios to run, comma-separated ("+scenarioNode+": on a real node, as root; "+bench.ScenarioHostile+": six hostile DCs against an ordinary one's rollouts, only when named; "+bench.ScenarioInFlight+": what N rollouts in flight cost dc-controller in each deployer mode, only when named; "+bench.ScenarioFanOut+": one ConfigMap change of N DCs without and with a RolloutPolicy, only when named)")
 	fs.IntVar(&nodeOpts.Rollouts, "node-rollouts", nodeOpts.Rollouts, "measured rollouts of each system in the node scenario")
 	fs.StringVar(&nodeOpts.DeployerMode, "node-deployer-mode", nodeOpts.DeployerMode, "dc-controller's --deployer-mode in the node scenario: pod (its default, a deployer pod per rollout) or controller-when-possible (the DC's rollouts run in dc-controller)")
 	systems := fs.String("systems", "", "limit the rollout scenarios to DeploymentConfig or Deployment (default both)")
@@ -102,6 +102,8 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&o.LatencySamples, "latency-samples", o.LatencySamples, "rollouts one at a time for the latency at idle")
 	hostile := fs.Int("hostile-rollouts", o.HostileRollouts, "rollouts one at a time of each block (without, with the hostile DCs) of the hostile scenario (--quick: 5)")
 	inFlight := fs.String("inflight-sizes", joinInts(o.InFlightSizes), "rollouts held in flight at once by the "+bench.ScenarioInFlight+" scenario, in each deployer mode, comma-separated (--quick: 50)")
+	fanOut := fs.String("fanout-sizes", joinInts(o.FanOutSizes), "DCs following one ConfigMap in the "+bench.ScenarioFanOut+" scenario, comma-separated (--quick: 50)")
+	holdWindow := fs.Duration("fanout-hold", o.HoldWindow, "how long the "+bench.ScenarioFanOut+" scenario counts reconciles while a freeze holds every DC in line (--quick: 20s)")
 	probes := fs.Int("probes", o.Probes, "probe rollouts in each throughput phase, triggered one at a time once its N rollouts have started (0: none)")
 	fs.DurationVar(&o.ProbeInterval, "probe-interval", o.ProbeInterval, "time between two probes' triggers")
 	footprint := fs.String("footprint-sizes", joinInts(o.FootprintSizes), "DC counts of the footprint scenario, comma-separated")
@@ -144,6 +146,10 @@ func parseFlags(args []string) (config, error) {
 			o.HostileRollouts = *hostile
 		case "inflight-sizes":
 			o.InFlightSizes, err = parseInts(*inFlight)
+		case "fanout-sizes":
+			o.FanOutSizes, err = parseInts(*fanOut)
+		case "fanout-hold":
+			o.HoldWindow = *holdWindow
 		case "node-rollouts":
 			nodeOpts.Rollouts, err = strconv.Atoi(fs.Lookup("node-rollouts").Value.String())
 		}

@@ -345,5 +345,8 @@ func settings(o Options) report.Settings {
 	if o.runs(ScenarioHostile) {
 		s.HostileRollouts = o.HostileRollouts
 	}
+	if o.runs(ScenarioFanOut) {
+		s.FanOutSizes, s.FanOutHold = o.FanOutSizes, o.HoldWindow.Seconds()
+	}
 	return s
 }

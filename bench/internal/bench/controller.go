@@ -182,22 +182,36 @@ func (c *controllerProcess) scrape(ctx context.Context) (map[string]float64, err
 	return sumFamilies(families), nil
 }
 
-// sumFamilies sums every counter and gauge over its series.
+// sumFamilies sums every counter and gauge over its series, and, for a
+// series with a controller label, also over that controller's series, as
+// name{controller="x"}.
 func sumFamilies(families map[string]*dto.MetricFamily) map[string]float64 {
 	out := map[string]float64{}
 	for name, f := range families {
 		for _, m := range f.GetMetric() {
+			var v float64
 			switch {
 			case m.Gauge != nil:
-				out[name] += m.GetGauge().GetValue()
+				v = m.GetGauge().GetValue()
 			case m.Counter != nil:
-				out[name] += m.GetCounter().GetValue()
+				v = m.GetCounter().GetValue()
 			case m.Untyped != nil:
-				out[name] += m.GetUntyped().GetValue()
+				v = m.GetUntyped().GetValue()
+			}
+			out[name] += v
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" {
+					out[perController(name, l.GetValue())] += v
+				}
 			}
 		}
 	}
 	return out
+}
+
+// perController is the key of one controller's sum of a metric.
+func perController(metric, controller string) string {
+	return metric + `{controller="` + controller + `"}`
 }
 
 // waitIdle waits until the controller has caught up: nothing queued and

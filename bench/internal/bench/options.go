@@ -30,6 +30,10 @@ const (
 	// rolls out its N DCs twice per deployer mode and holds N rollouts in
 	// flight, a scenario of its own.
 	ScenarioInFlight = "inflight"
+	// ScenarioFanOut is not among AllScenarios either: one ConfigMap
+	// change of N DCs, without and with a RolloutPolicy, each with a
+	// fresh set of DCs.
+	ScenarioFanOut = "fanout"
 )
 
 // AllScenarios lists the scenarios a run performs by default, in the
@@ -41,7 +45,7 @@ func AllScenarios() []string {
 // KnownScenarios lists every scenario a run can include: the default ones
 // and those run only when asked for.
 func KnownScenarios() []string {
-	return append(AllScenarios(), ScenarioHostile, ScenarioInFlight)
+	return append(AllScenarios(), ScenarioHostile, ScenarioInFlight, ScenarioFanOut)
 }
 
 // Options configure a run.
@@ -90,6 +94,11 @@ type Options struct {
 	// InFlightSizes are the N of the in-flight scenario: how many
 	// rollouts it holds in flight at once, in each deployer mode.
 	InFlightSizes []int
+	// FanOutSizes are the N of the fan-out scenario: how many DCs follow
+	// its ConfigMap. HoldWindow is how long it counts reconciles while a
+	// freeze holds all N in line.
+	FanOutSizes []int
+	HoldWindow  time.Duration
 	// Probes is the number of probe rollouts of each throughput phase:
 	// template changes of objects of their own, rolled out beforehand,
 	// made one every ProbeInterval once the phase's N rollouts have all
@@ -160,6 +169,8 @@ func DefaultOptions() Options {
 		LatencySamples:     20,
 		HostileRollouts:    10,
 		InFlightSizes:      []int{1000},
+		FanOutSizes:        []int{200},
+		HoldWindow:         time.Minute,
 		Probes:             20,
 		ProbeInterval:      500 * time.Millisecond,
 		FootprintSizes:     []int{1000, 5000},
@@ -186,6 +197,8 @@ func QuickOptions(o Options) Options {
 	o.LatencySamples = 5
 	o.HostileRollouts = 5
 	o.InFlightSizes = []int{50}
+	o.FanOutSizes = []int{50}
+	o.HoldWindow = 20 * time.Second
 	o.Probes = 5
 	o.FootprintSizes = []int{50, 200}
 	o.FootprintRevisions = []int{10}
@@ -211,7 +224,7 @@ func (o *Options) validate() error {
 	if len(o.FootprintRevisions) > 1 && !slices.IsSorted(o.FootprintSizes) {
 		return errors.New("footprint sizes must be in increasing order when each has its own revisions")
 	}
-	for _, sizes := range [][]int{o.Sizes, o.FootprintSizes, o.InFlightSizes} {
+	for _, sizes := range [][]int{o.Sizes, o.FootprintSizes, o.InFlightSizes, o.FanOutSizes} {
 		for _, n := range sizes {
 			if n < 1 {
 				return fmt.Errorf("invalid size %d", n)
@@ -239,6 +252,9 @@ func (o *Options) validate() error {
 	}
 	if err := o.validateModes(); err != nil {
 		return err
+	}
+	if o.runs(ScenarioFanOut) && o.HoldWindow <= 0 {
+		return fmt.Errorf("the fan-out's hold window must be above 0, got %s", o.HoldWindow)
 	}
 	if o.Repeat < 1 {
 		return fmt.Errorf("repeat must be at least 1, got %d", o.Repeat)

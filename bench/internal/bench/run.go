@@ -104,6 +104,11 @@ func (r *runner) scenarios(ctx context.Context, rep *report.Report) error {
 			return err
 		}
 	}
+	if r.o.runs(ScenarioFanOut) {
+		if err := r.fanOut(ctx, rep); err != nil {
+			return err
+		}
+	}
 	if r.o.runs(ScenarioFootprint) {
 		return r.footprint(ctx)
 	}

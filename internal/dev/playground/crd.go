@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 )
 
@@ -54,7 +55,47 @@ func InstallCRDs(ctx context.Context, cfg *rest.Config, dir string, log io.Write
 		if err := waitEstablished(ctx, client, obj.GetName()); err != nil {
 			return err
 		}
+		if err := waitDiscovered(ctx, client.Discovery(), obj); err != nil {
+			return err
+		}
 		logf(log, "Installed CRD %s", obj.GetName())
+	}
+	return nil
+}
+
+// waitDiscovered waits until the API server's discovery, as a controller
+// reads it (every group at once), lists a CRD's resource in each version
+// it serves: an established CRD can be missing from discovery a moment
+// longer, and a controller started then fails to map its kinds ("unable to
+// retrieve the complete list of server APIs").
+func waitDiscovered(ctx context.Context, d discovery.DiscoveryInterface, crd *unstructured.Unstructured) error {
+	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+	plural, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "plural")
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	var want []string
+	for _, v := range versions {
+		version, _ := v.(map[string]any)
+		if name, _ := version["name"].(string); name != "" && version["served"] == true {
+			want = append(want, group+"/"+name)
+		}
+	}
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, crdEstablishedTimeout, true, func(context.Context) (bool, error) {
+		_, lists, err := d.ServerGroupsAndResources()
+		if last = err; err != nil {
+			return false, nil
+		}
+		for _, gv := range want {
+			if !slices.ContainsFunc(lists, func(l *metav1.APIResourceList) bool {
+				return l.GroupVersion == gv && slices.ContainsFunc(l.APIResources, func(r metav1.APIResource) bool { return r.Name == plural })
+			}) {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for %s (%v) to be discovered: %w (last: %v)", plural, want, err, last)
 	}
 	return nil
 }

@@ -23,12 +23,12 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/controller"
 	"github.com/deployconfig/deployconfig/internal/deployment"
+	"github.com/deployconfig/deployconfig/test/integration/controlplane"
 )
 
 const (
@@ -216,39 +216,22 @@ func TestMain(m *testing.M) {
 // (one worker per controller) writing through a gate, open, runs the
 // tests and stops them all.
 func runSuite(m *testing.M) int {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run `make test-integration`, which builds bin/ and sets it")
-		return 1
-	}
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "..", "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-	}
-	cfg, err := env.Start()
+	p, err := controlplane.Start(controlplane.Options{Root: filepath.Join("..", "..", "..")})
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "start control plane: %v\n", err)
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer func() {
-		if err := env.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "stop control plane: %v\n", err)
-		}
-	}()
+	defer p.Stop()
 	g := newGate()
-	stop, err := startControllers(cfg, g)
+	stop, err := startControllers(p.Config, g)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "start controllers: %v\n", err)
 		return 1
 	}
 	defer stop()
-	scheme, err := controller.NewScheme()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	admin := rest.CopyConfig(cfg)
+	admin := rest.CopyConfig(p.Config)
 	admin.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
-	c, err := client.New(admin, client.Options{Scheme: scheme})
+	c, err := client.New(admin, client.Options{Scheme: p.Client.Scheme()})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "client: %v\n", err)
 		return 1
@@ -264,22 +247,16 @@ func startControllers(cfg *rest.Config, g *gate) (func(), error) {
 	ctrlCfg := rest.CopyConfig(cfg)
 	// No QPS: every client of the controllers shares the gate.
 	ctrlCfg.QPS, ctrlCfg.Burst, ctrlCfg.RateLimiter = 0, 0, g
-	mgr, err := controller.NewManager(ctrlCfg, controller.Options{
-		DeployerImage: "example.com/deployconfig/deployer:test", Workers: 1, MetricsAddr: "0", HealthAddr: "0",
+	stop, err := controlplane.RunManager(ctrlCfg, controller.Options{
+		DeployerImage: controlplane.DeployerImage, Workers: 1, MetricsAddr: "0", HealthAddr: "0",
 	})
 	if err != nil {
 		return nil, err
 	}
-	runCtx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(runCtx) }()
 	return func() {
 		// Open the gate so that nothing waits on it while stopping.
 		g.set(flowcontrol.NewFakeAlwaysRateLimiter())
 		stop()
-		if err := <-done; err != nil {
-			fmt.Fprintf(os.Stderr, "controllers: %v\n", err)
-		}
 	}, nil
 }
 

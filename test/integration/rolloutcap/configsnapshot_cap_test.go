@@ -21,11 +21,11 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/controller"
 	"github.com/deployconfig/deployconfig/internal/deployment"
+	"github.com/deployconfig/deployconfig/test/integration/controlplane"
 )
 
 const (
@@ -45,50 +45,22 @@ func TestMain(m *testing.M) {
 }
 
 func runSuite(m *testing.M) int {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run `make test-integration`, which builds bin/ and sets it")
-		return 1
-	}
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "..", "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "start control plane: %v\n", err)
-		return 1
-	}
-	defer func() {
-		if err := env.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "stop control plane: %v\n", err)
-		}
-	}()
-	mgr, err := controller.NewManager(cfg, controller.Options{
-		DeployerImage: "example.com/deployconfig/deployer:test", Workers: 2, MetricsAddr: "0", HealthAddr: "0",
-		RolloutLimits: controller.RolloutLimits{Max: maxRollouts, HaltOnFailure: true},
-	})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "controllers: %v\n", err)
-		return 1
-	}
-	runCtx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(runCtx) }()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			fmt.Fprintf(os.Stderr, "controllers: %v\n", err)
-		}
-	}()
-	scheme, err := controller.NewScheme()
+	plane, err := controlplane.Start(controlplane.Options{Root: filepath.Join("..", "..", "..")})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if c, err = client.NewWithWatch(cfg, client.Options{Scheme: scheme}); err != nil {
-		fmt.Fprintf(os.Stderr, "client: %v\n", err)
+	defer plane.Stop()
+	stop, err := controlplane.RunManager(plane.Config, controller.Options{
+		DeployerImage: controlplane.DeployerImage, Workers: 2, MetricsAddr: "0", HealthAddr: "0",
+		RolloutLimits: controller.RolloutLimits{Max: maxRollouts, HaltOnFailure: true},
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	defer stop()
+	c = plane.Client
 	return m.Run()
 }
 

@@ -6,11 +6,9 @@
 package rolloutpolicy
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -18,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -27,14 +24,12 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	testingclock "k8s.io/utils/clock/testing"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/controller"
 	"github.com/deployconfig/deployconfig/internal/deployment"
+	"github.com/deployconfig/deployconfig/test/integration/controlplane"
 )
 
 // waitTimeout bounds every wait.
@@ -57,48 +52,13 @@ func TestMain(m *testing.M) {
 }
 
 func runSuite(m *testing.M) int {
-	if os.Getenv("DC_TEST_LOGS") != "" {
-		ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
-	} else {
-		ctrl.SetLogger(logr.Discard())
-	}
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
-	if assets == "" {
-		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run `make test-integration`, which builds bin/ and sets it")
-		return 1
-	}
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "..", "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "start control plane: %v\n", err)
-		return 1
-	}
-	defer func() {
-		if err := env.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "stop control plane: %v\n", err)
-		}
-	}()
-	scheme, err := controller.NewScheme()
+	plane, err := controlplane.Start(controlplane.Options{Root: filepath.Join("..", "..", ".."), RBAC: true})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if c, err = client.NewWithWatch(cfg, client.Options{Scheme: scheme}); err != nil {
-		fmt.Fprintf(os.Stderr, "client: %v\n", err)
-		return 1
-	}
-	if err := installRBAC(env, filepath.Join(assets, "kubectl")); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	controllerCfg = rest.CopyConfig(cfg)
-	controllerCfg.Impersonate = rest.ImpersonationConfig{
-		UserName: "system:serviceaccount:deployconfig-system:dc-controller",
-		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:deployconfig-system", "system:authenticated"},
-	}
+	defer plane.Stop()
+	c, controllerCfg = plane.Client, plane.ControllerConfig()
 	if stopController, err = startController(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -111,51 +71,13 @@ func runSuite(m *testing.M) int {
 	return m.Run()
 }
 
-// installRBAC applies the shipped namespace and RBAC with kubectl, as an
-// operator would.
-func installRBAC(env *envtest.Environment, kubectl string) error {
-	dir, err := os.MkdirTemp("", "dc-rolloutpolicy-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kubeconfig, env.KubeConfig, 0o600); err != nil {
-		return err
-	}
-	for _, args := range [][]string{
-		{"apply", "-f", filepath.Join("..", "..", "..", "config", "manager", "namespace.yaml")},
-		{"apply", "-k", filepath.Join("..", "..", "..", "config", "rbac")},
-	} {
-		var stderr bytes.Buffer
-		cmd := exec.Command(kubectl, append([]string{"--kubeconfig", kubeconfig}, args...)...)
-		cmd.Stderr = &stderr
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("kubectl %v: %v: %s", args, err, stderr.String())
-		}
-	}
-	return nil
-}
-
 // startController runs dc-controller in this process until the returned
 // function is called.
 func startController() (func(), error) {
-	mgr, err := controller.NewManager(controllerCfg, controller.Options{
-		DeployerImage: "example.com/deployconfig/deployer:test", Workers: 2, MetricsAddr: "0", HealthAddr: "0",
+	return controlplane.RunManager(controllerCfg, controller.Options{
+		DeployerImage: controlplane.DeployerImage, Workers: 2, MetricsAddr: "0", HealthAddr: "0",
 		Clock: clk, SkipNameValidation: true,
 	})
-	if err != nil {
-		return nil, fmt.Errorf("controllers: %w", err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	return func() {
-		stop()
-		if err := <-done; err != nil {
-			fmt.Fprintf(os.Stderr, "controllers: %v\n", err)
-		}
-	}, nil
 }
 
 // restartController stops dc-controller and starts a new one, which knows

@@ -24,6 +24,7 @@ func WriteMarkdown(w io.Writer, r *Report, chart string) error {
 	writeCriticalPath(&b, r)
 	writeHostile(&b, r)
 	writeInFlight(&b, r)
+	writeFanOut(&b, r)
 	writeFootprint(&b, r)
 	writeReference(&b, r)
 	writeSettings(&b, r)
@@ -393,6 +394,7 @@ func writeSettings(b *strings.Builder, r *Report) {
 		{"latency at idle", fmt.Sprintf("%d rollouts, one at a time", s.LatencySamples)},
 		{"probes", probeSetting(s)},
 		{"hostile", hostileSetting(s)},
+		{"fan-out", fanOutSetting(s)},
 		{"footprint", fmt.Sprintf("%s DCs × %s revisions (one value: every DC; one per size: the DCs added to reach it)", ints(s.FootprintSizes), ints(s.FootprintRevisions))},
 		{"raw RC creates", fmt.Sprintf("%d with %d concurrent clients", s.RawCreates, s.RawConcurrency)},
 		{"audit", s.Audit},
@@ -402,6 +404,14 @@ func writeSettings(b *strings.Builder, r *Report) {
 		fmt.Fprintf(b, "| %s | %s |\n", row[0], row[1])
 	}
 	b.WriteString("\n")
+}
+
+// fanOutSetting describes the fan-out scenario's DCs.
+func fanOutSetting(s Settings) string {
+	if len(s.FanOutSizes) == 0 {
+		return "not run"
+	}
+	return fmt.Sprintf("%s DCs of one replica following one ConfigMap (the replicas above do not apply), each case with a dc-controller of its own; reconciles counted %.0f s under a freeze", ints(s.FanOutSizes), s.FanOutHold)
 }
 
 // hostileSetting describes the hostile scenario's rollouts.

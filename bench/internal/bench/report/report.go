@@ -47,6 +47,10 @@ type Report struct {
 	// InFlight is the in-flight scenario's figures, one per
 	// size and deployer mode.
 	InFlight []InFlight `json:"inFlight,omitempty"`
+	// FanOut and FanOutHeld are the fan-out scenario's figures: each case
+	// of each size, and what waiting costs under a freeze.
+	FanOut     []FanOut     `json:"fanOut,omitempty"`
+	FanOutHeld []FanOutHeld `json:"fanOutHeld,omitempty"`
 	// CriticalPaths split the throughput phases' rollouts into the steps
 	// of their critical path, per size, phase, system and mode.
 	CriticalPaths []CriticalPath `json:"criticalPaths,omitempty"`
@@ -93,11 +97,15 @@ type Settings struct {
 	KCMBurst int      `json:"kubeControllerManagerBurst"`
 	// KCMDefaults says KCMQPS and KCMBurst are kube-controller-manager's
 	// defaults, which the run left alone.
-	KCMDefaults        bool    `json:"kubeControllerManagerDefaults"`
-	KCMConcurrency     string  `json:"kubeControllerManagerConcurrency"`
-	BenchQPS           float64 `json:"benchClientQPS"`
-	LatencySamples     int     `json:"latencyIdleSamples"`
-	HostileRollouts    int     `json:"hostileRollouts,omitempty"`
+	KCMDefaults     bool    `json:"kubeControllerManagerDefaults"`
+	KCMConcurrency  string  `json:"kubeControllerManagerConcurrency"`
+	BenchQPS        float64 `json:"benchClientQPS"`
+	LatencySamples  int     `json:"latencyIdleSamples"`
+	HostileRollouts int     `json:"hostileRollouts,omitempty"`
+	// FanOutSizes and FanOutHold are the fan-out scenario's N and its
+	// window under a freeze, in seconds; none when it did not run.
+	FanOutSizes        []int   `json:"fanOutSizes,omitempty"`
+	FanOutHold         float64 `json:"fanOutHoldSeconds,omitempty"`
 	Probes             int     `json:"probes"`
 	ProbeInterval      float64 `json:"probeIntervalSeconds"`
 	FootprintSizes     []int   `json:"footprintSizes"`
