@@ -3,12 +3,17 @@ package deployment
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/kubernetes/fake"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
@@ -337,5 +342,27 @@ func TestUpdateKeeping(t *testing.T) {
 	}
 	if got := Log(written); got != "written by the flusher" {
 		t.Errorf("a write with nothing new to keep changed the log to %q", got)
+	}
+}
+
+// TestIsTestFailure checks that a failed test operation is told apart from
+// other refusals, as the API server and as a fake client report it.
+func TestIsTestFailure(t *testing.T) {
+	const failed = "testing value /metadata/resourceVersion failed: test failed"
+	for _, tt := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"API server", apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", failed, 0, false), true},
+		{"fake client", errors.New(failed), true},
+		{"invalid object", apierrors.NewInvalid(schema.GroupKind{Kind: "ReplicationController"}, "web-2", field.ErrorList{field.TooLong(field.NewPath("metadata", "annotations"), "", 262144)}), false},
+		{"conflict", apierrors.NewConflict(schema.GroupResource{Resource: "replicationcontrollers"}, "web-2", errors.New("changed")), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := isTestFailure(tt.err); got != tt.want {
+				t.Errorf("isTestFailure(%v) = %v, want %v", tt.err, got, tt.want)
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -159,9 +160,21 @@ func annotationPath(key string) string {
 	return "/metadata/annotations/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
 }
 
-// isTestFailure reports whether a patch failed its test operation: the API
-// server refuses it as invalid, saying that the test failed.
+// isTestFailure reports whether a patch failed its test operation. A fake
+// client returns the patch library's error. The API server answers any
+// operation that does not apply with a bare 422 (Invalid, with neither the
+// library's message nor causes, unlike a validation failure): for the
+// patches Update makes, that is the test, or the removal of an old key
+// that someone removed since the read. Both mean the deployment changed
+// under the writer, who reads it again.
 func isTestFailure(err error) bool {
-	msg := err.Error()
-	return strings.Contains(msg, "test") && (strings.Contains(msg, "failed") || strings.Contains(msg, "Failed"))
+	if strings.Contains(err.Error(), "testing value ") && strings.Contains(err.Error(), "test failed") {
+		return true
+	}
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || !apierrors.IsInvalid(err) {
+		return false
+	}
+	d := status.Status().Details
+	return d == nil || len(d.Causes) == 0
 }

@@ -30,13 +30,8 @@ func errorRateAnalysis(count int32, interval time.Duration) *dcv1.Analysis {
 // waitAnalysing waits until rc's record says its analysis label runs.
 func waitAnalysing(t *testing.T, ns, rc, label string) {
 	t.Helper()
-	waitFor(t, rc+" to run its "+label+" analysis", rolloutTimeout, func(ctx context.Context) (bool, error) {
-		got, err := clientset().CoreV1().ReplicationControllers(ns).Get(ctx, rc, metav1.GetOptions{})
-		if err != nil {
-			return false, ignoreNotFound(err)
-		}
-		a := deployment.ProgressOf(got).Analysis
-		return a != nil && a.Label == label, nil
+	waitProgress(t, ns, rc, "to run its "+label+" analysis", func(p deployment.Progress) bool {
+		return p.Analysis != nil && p.Analysis.Label == label
 	})
 }
 

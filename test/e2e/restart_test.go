@@ -75,6 +75,13 @@ func TestRuntimeRestart(t *testing.T) {
 // it again.
 func killServer(t *testing.T) {
 	t.Helper()
+	replaceServer(t, suite.serverCommand)
+}
+
+// replaceServer kills the suite's dc-local serve as a crash would, and
+// starts command in its place.
+func replaceServer(t *testing.T, command []string) {
+	t.Helper()
 	pid := suite.server.PID
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatalf("killing dc-local serve: %v", err)
@@ -82,9 +89,9 @@ func killServer(t *testing.T) {
 	waitFor(t, "dc-local serve to die", podTimeout, func(context.Context) (bool, error) {
 		return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH), nil
 	})
-	server, err := suite.cluster.StartServer(t.Context(), suite.serverCommand)
+	server, err := suite.cluster.StartServer(t.Context(), command)
 	if err != nil {
-		t.Fatalf("starting dc-local serve again: %v", err)
+		t.Fatalf("starting %s: %v", strings.Join(command, " "), err)
 	}
 	suite.server = server
 }
