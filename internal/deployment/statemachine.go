@@ -62,3 +62,17 @@ func StateTable() string {
 	}
 	return b.String()
 }
+
+// StateDoc is the generated part of docs/rollout-state.md: the state table,
+// and where a runner resumes each kind of rollout (ResumeTable).
+func StateDoc() string {
+	return StateTable() + `
+## Where a runner resumes
+
+A runner that picks a rollout up (a restarted deployer pod, a new
+dc-controller leader, a retry) decides where to start from the strategy and
+the record alone, with ` + "`deployment.ResumeOf`" + `; every action it then takes reads
+what it acts on again. This table is made by calling it:
+
+` + ResumeTable()
+}

@@ -24,7 +24,7 @@ func TestStateDocIsCurrent(t *testing.T) {
 	if !ok {
 		t.Fatalf("%s lacks the marker %q", stateDoc, tableStart)
 	}
-	want := head + tableStart + StateTable()
+	want := head + tableStart + StateDoc()
 	if os.Getenv("DC_UPDATE_DOCS") == "1" {
 		if err := os.WriteFile(stateDoc, []byte(want), 0o644); err != nil {
 			t.Fatal(err)

@@ -65,12 +65,12 @@ func (r *Rollout) BlueGreen(ctx context.Context, params *dcv1.BlueGreenDeploymen
 	if err != nil {
 		return Completed, err
 	}
-	switch progress.Switch {
-	case deployment.SwitchFinal:
+	switch deployment.ResumeOf(dcv1.DeploymentStrategy{Type: dcv1.DeploymentStrategyTypeBlueGreen, BlueGreenParams: params}, progress).From {
+	case deployment.ResumeSwitched:
 		// A deployment the active Service was switched to for good (a
 		// retried or resumed one) is live: it never goes back to from.
 		return Completed, r.resumeSwitched(ctx, params, from, to, desired, timeout)
-	case deployment.SwitchTrial:
+	case deployment.ResumeOnTrial:
 		// An earlier runner of this attempt switched on trial and stopped
 		// during the postPromotionAnalysis: the new deployment keeps
 		// serving while the analysis runs again.

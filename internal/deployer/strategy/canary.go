@@ -100,7 +100,7 @@ func abs64(v int64) int64 {
 func (r *Rollout) canary(ctx context.Context, params *dcv1.RollingDeploymentStrategyParams, plan rollingPlan, p *pair, bg *background) (rollingPlan, error) {
 	steps := params.Steps
 	scale := &scaleWatch{seen: p.to.Annotations[dcv1.DesiredReplicasAnnotation]}
-	start := resumeStep(p.to, len(steps))
+	start, weightStep := resumeAt(params, p.to)
 	plan, err := r.replan(ctx, params, plan, scale, p)
 	if err != nil {
 		return plan, err
@@ -109,7 +109,7 @@ func (r *Rollout) canary(ctx context.Context, params *dcv1.RollingDeploymentStra
 		r.printf("--> Resuming the final roll past step %d of %d", len(steps), len(steps))
 		return plan, nil
 	}
-	if err := r.reapplyWeight(ctx, plan, steps, start, p); err != nil {
+	if err := r.reapplyWeight(ctx, plan, steps, start, weightStep, p); err != nil {
 		return plan, err
 	}
 	for i := start; i < len(steps); i++ {
@@ -192,18 +192,19 @@ func (r *Rollout) runStep(ctx context.Context, plan rollingPlan, step dcv1.Rolli
 	return fmt.Errorf("step %d of %d has none of setWeight, pause or analysis", k, n)
 }
 
-// resumeStep is the index of the step to start at: the one recorded on the
-// deployment by an earlier runner of the rollout, n when the record says
-// the steps are over (the final roll), or the first.
-func resumeStep(to *corev1.ReplicationController, n int) int {
-	p := progressOf(to)
-	switch {
-	case p.Stage == deployment.StageFinalRoll:
-		return n
-	case p.Stage == deployment.StageSteps && p.Steps == n && p.Step >= 1 && p.Step <= n:
-		return p.Step - 1
+// resumeAt is where a canary of params picks up the rollout recorded on
+// to (see deployment.ResumeOf): the index of the step to start at (the
+// number of steps for the final roll), and the step (1-based, 0 for none)
+// whose weight to bring the canary back to first.
+func resumeAt(params *dcv1.RollingDeploymentStrategyParams, to *corev1.ReplicationController) (start, weightStep int) {
+	res := deployment.ResumeOf(dcv1.DeploymentStrategy{Type: dcv1.DeploymentStrategyTypeRolling, RollingParams: params}, progressOf(to))
+	switch res.From {
+	case deployment.ResumeFinalRoll:
+		return len(params.Steps), 0
+	case deployment.ResumeAtStep:
+		return res.Step - 1, res.WeightStep
 	}
-	return 0
+	return 0, 0
 }
 
 // recordStep writes the step the rollout is at on the new deployment.
@@ -221,25 +222,21 @@ func (r *Rollout) recordStep(ctx context.Context, p *pair, k, n int) error {
 	return err
 }
 
-// reapplyWeight brings a resumed canary back to the weight of the last
-// setWeight before the step it resumes at: since the earlier deployer
-// stopped, the weight may have been undone (the fall-back of a cancel
-// scales the new deployment to 0) or the replicas changed, and a pause or
-// an analysis must not run at another weight than the one the steps set.
-// Starting at the first step, or at a setWeight step, needs nothing.
-func (r *Rollout) reapplyWeight(ctx context.Context, plan rollingPlan, steps []dcv1.RollingStep, start int, p *pair) error {
-	if start == 0 || steps[start].SetWeight != nil {
+// reapplyWeight brings a resumed canary back to the weight of step
+// weightStep (1-based; 0: none), the last setWeight before the step it
+// resumes at: since the earlier runner stopped, the weight may have been
+// undone (the fall-back of a cancel scales the new deployment to 0) or the
+// replicas changed, and a pause or an analysis must not run at another
+// weight than the one the steps set.
+func (r *Rollout) reapplyWeight(ctx context.Context, plan rollingPlan, steps []dcv1.RollingStep, start, weightStep int, p *pair) error {
+	if weightStep == 0 {
 		return nil
 	}
-	for j := start - 1; j >= 0; j-- {
-		if w := steps[j].SetWeight; w != nil {
-			want := weightCounts(plan.desired, plan.surge, *w)
-			r.printf("--> Resuming at step %d of %d: back to the weight of step %d (setWeight %d%%): scaling %s to %d and %s to %d",
-				start+1, len(steps), j+1, *w, p.to.Name, want.to, p.from.Name, want.from)
-			return r.moveToWeight(ctx, plan, *w, p)
-		}
-	}
-	return nil
+	w := *steps[weightStep-1].SetWeight
+	want := weightCounts(plan.desired, plan.surge, w)
+	r.printf("--> Resuming at step %d of %d: back to the weight of step %d (setWeight %d%%): scaling %s to %d and %s to %d",
+		start+1, len(steps), weightStep, w, p.to.Name, want.to, p.from.Name, want.from)
+	return r.moveToWeight(ctx, plan, w, p)
 }
 
 // setWeight moves the replicas to the weight's counts (moveToWeight).

@@ -113,7 +113,8 @@ func (r *Rollout) trafficProgress(ctx context.Context, params *dcv1.RollingDeplo
 	if err != nil {
 		return Completed, to, err
 	}
-	if progress.Switch == deployment.SwitchFinal {
+	resume := deployment.ResumeOf(dcv1.DeploymentStrategy{Type: dcv1.DeploymentStrategyTypeRolling, RollingParams: params}, progress)
+	if resume.From == deployment.ResumeSwitched {
 		r.printf("--> %s already takes the stable Service's requests: finishing", to.Name)
 		if err := r.finishTraffic(ctx, t, plan, p); err != nil {
 			return Completed, p.to, err
@@ -168,7 +169,7 @@ func (r *Rollout) startTraffic(ctx context.Context, tr *dcv1.TrafficRouting) (*t
 // to (a restarted deployer first restores the traffic of the steps before).
 func (r *Rollout) trafficSteps(ctx context.Context, params *dcv1.RollingDeploymentStrategyParams, plan rollingPlan, t *traffic, p *pair) error {
 	steps := params.Steps
-	start := resumeStep(p.to, len(steps))
+	start, _ := resumeAt(params, p.to)
 	for _, s := range steps[:start] {
 		t.apply(s)
 	}
