@@ -177,14 +177,18 @@ bench-node: tools-node build build-bench ## Only the real-node benchmark: 20 rol
 # NODE=real runs the playground on a real node (kubelet, containerd, real
 # containers; needs root) instead of kwok's simulated nodes.
 NODE ?= kwok
+# NAME names the playground cluster (dc-local's default when empty), so that
+# a second one can run beside it.
+NAME ?=
+PLAYGROUND_FLAGS = --node=$(NODE) $(if $(NAME),--name=$(NAME))
 
 .PHONY: run
-run: tools build $(if $(filter real,$(NODE)),tools-node) ## Start (or reuse) the local playground and roll out a sample (NODE=real: on a real node).
-	$(BIN)/dc-local up --follow --node=$(NODE)
+run: tools build $(if $(filter real,$(NODE)),tools-node) ## Start (or reuse) the local playground and roll out a sample (NODE=real: on a real node; NAME=: another cluster).
+	$(BIN)/dc-local up --follow $(PLAYGROUND_FLAGS)
 
 .PHONY: down
-down: ## Remove the local playground (NODE=real: the real node).
-	@if [ -x $(BIN)/dc-local ]; then $(BIN)/dc-local down --node=$(NODE); else go run ./cmd/dc-local down --node=$(NODE); fi
+down: ## Remove the local playground (NODE=real: the real node; NAME=: another cluster).
+	@if [ -x $(BIN)/dc-local ]; then $(BIN)/dc-local down $(PLAYGROUND_FLAGS); else go run ./cmd/dc-local down $(PLAYGROUND_FLAGS); fi
 
 .PHONY: help
 help:
