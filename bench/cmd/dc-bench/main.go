@@ -104,6 +104,14 @@ func parseFlags(args []string) (config, error) {
 	inFlight := fs.String("inflight-sizes", joinInts(o.InFlightSizes), "rollouts held in flight at once by the "+bench.ScenarioInFlight+" scenario, in each deployer mode, comma-separated (--quick: 50)")
 	fanOut := fs.String("fanout-sizes", joinInts(o.FanOutSizes), "DCs following one ConfigMap in the "+bench.ScenarioFanOut+" scenario, comma-separated (--quick: 50)")
 	holdWindow := fs.Duration("fanout-hold", o.HoldWindow, "how long the "+bench.ScenarioFanOut+" scenario counts reconciles while a freeze holds every DC in line (--quick: 20s)")
+	fs.StringVar(&o.BaselineBin, "baseline-bin", "", "directory with kubectl-dc and dc-controller built from the baseline commit, measured as \"before\" by the "+bench.ScenarioDashboard+" and "+bench.ScenarioLogCache+" scenarios")
+	fs.StringVar(&o.Baseline, "baseline", "", "the baseline commit's name in the report")
+	dashDCs := fs.Int("dashboard-dcs", o.DashboardDCs, "DCs of the "+bench.ScenarioDashboard+" scenario (--quick: 50)")
+	dashPods := fs.Int("dashboard-pods", o.DashboardPods, "pods in all in the "+bench.ScenarioDashboard+" scenario, most of them other workloads' (--quick: 2000)")
+	fs.IntVar(&o.DashboardTabs, "dashboard-tabs", o.DashboardTabs, "tabs opened on each dashboard: each streams the list page and a DC page")
+	dashWindow := fs.Duration("dashboard-window", o.DashboardWindow, "how long the "+bench.ScenarioDashboard+" scenario counts API requests, without and then with the tabs (--quick: 30s)")
+	logCache := fs.String("logcache-sizes", joinInts(o.LogCacheSizes), "DC counts of the "+bench.ScenarioLogCache+" scenario, comma-separated (--quick: 500)")
+	fs.IntVar(&o.LogCacheLogBytes, "logcache-log-bytes", o.LogCacheLogBytes, "bytes of the in-controller log on each RC of the "+bench.ScenarioLogCache+" scenario")
 	probes := fs.Int("probes", o.Probes, "probe rollouts in each throughput phase, triggered one at a time once its N rollouts have started (0: none)")
 	fs.DurationVar(&o.ProbeInterval, "probe-interval", o.ProbeInterval, "time between two probes' triggers")
 	footprint := fs.String("footprint-sizes", joinInts(o.FootprintSizes), "DC counts of the footprint scenario, comma-separated")
@@ -148,6 +156,14 @@ func parseFlags(args []string) (config, error) {
 			o.InFlightSizes, err = parseInts(*inFlight)
 		case "fanout-sizes":
 			o.FanOutSizes, err = parseInts(*fanOut)
+		case "dashboard-dcs":
+			o.DashboardDCs = *dashDCs
+		case "dashboard-pods":
+			o.DashboardPods = *dashPods
+		case "dashboard-window":
+			o.DashboardWindow = *dashWindow
+		case "logcache-sizes":
+			o.LogCacheSizes, err = parseInts(*logCache)
 		case "fanout-hold":
 			o.HoldWindow = *holdWindow
 		case "node-rollouts":
@@ -201,7 +217,7 @@ func splitScenarios(list string) (kwok []string, node bool) {
 // absPaths makes the directories absolute: kwokctl and dc-controller run
 // elsewhere.
 func absPaths(o *bench.Options) error {
-	for _, p := range []*string{&o.Root, &o.BinDir, &o.OutDir, &o.ProfileDir} {
+	for _, p := range []*string{&o.Root, &o.BinDir, &o.OutDir, &o.ProfileDir, &o.BaselineBin} {
 		if *p == "" {
 			continue
 		}

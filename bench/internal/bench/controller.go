@@ -60,6 +60,12 @@ func startController(ctx context.Context, e *env, logPath string) (*controllerPr
 // startControllerArgs is startController with extra arguments for
 // dc-controller (the in-flight scenario's --deployer-mode, for one).
 func startControllerArgs(ctx context.Context, e *env, logPath string, extra ...string) (*controllerProcess, error) {
+	return startControllerFrom(ctx, e, filepath.Join(e.opts.BinDir, "dc-controller"), logPath, extra...)
+}
+
+// startControllerFrom is startControllerArgs with the dc-controller
+// binary to run (a baseline build's, for one).
+func startControllerFrom(ctx context.Context, e *env, binary, logPath string, extra ...string) (*controllerProcess, error) {
 	metricsAddr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -78,7 +84,7 @@ func startControllerArgs(ctx context.Context, e *env, logPath string, extra ...s
 	}
 	defer logFile.Close()
 	o := e.opts
-	cmd := exec.Command(filepath.Join(o.BinDir, "dc-controller"),
+	cmd := exec.Command(binary,
 		"--kubeconfig", e.cluster.Kubeconfig,
 		"--deployer-image", deployerImage,
 		"--workers", strconv.Itoa(o.ControllerWorkers),

@@ -34,6 +34,11 @@ const (
 	// change of N DCs, without and with a RolloutPolicy, each with a
 	// fresh set of DCs.
 	ScenarioFanOut = "fanout"
+	// ScenarioDashboard and ScenarioLogCache are not among AllScenarios
+	// either: each measures a baseline build (BaselineBin) against this
+	// one, which a default run has no build of.
+	ScenarioDashboard = "dashboard"
+	ScenarioLogCache  = "logcache"
 )
 
 // AllScenarios lists the scenarios a run performs by default, in the
@@ -45,7 +50,7 @@ func AllScenarios() []string {
 // KnownScenarios lists every scenario a run can include: the default ones
 // and those run only when asked for.
 func KnownScenarios() []string {
-	return append(AllScenarios(), ScenarioHostile, ScenarioInFlight, ScenarioFanOut)
+	return append(AllScenarios(), ScenarioHostile, ScenarioInFlight, ScenarioFanOut, ScenarioDashboard, ScenarioLogCache)
 }
 
 // Options configure a run.
@@ -99,6 +104,24 @@ type Options struct {
 	// freeze holds all N in line.
 	FanOutSizes []int
 	HoldWindow  time.Duration
+	// BaselineBin holds kubectl-dc and dc-controller built from
+	// Baseline, the commit the dashboard and logcache scenarios measure
+	// as "before" against BinDir's "after".
+	BaselineBin string
+	Baseline    string
+	// DashboardDCs and DashboardPods size the dashboard scenario's
+	// cluster: DCs, and pods in all (most of them not the DCs').
+	// DashboardTabs is how many tabs it opens on each dashboard (each an
+	// event stream of the list page and one of a DC page), and
+	// DashboardWindow how long it counts requests with and without them.
+	DashboardDCs    int
+	DashboardPods   int
+	DashboardTabs   int
+	DashboardWindow time.Duration
+	// LogCacheSizes are the DC counts of the logcache scenario, and
+	// LogCacheLogBytes the size of the in-controller log on each DC's RC.
+	LogCacheSizes    []int
+	LogCacheLogBytes int
 	// Probes is the number of probe rollouts of each throughput phase:
 	// template changes of objects of their own, rolled out beforehand,
 	// made one every ProbeInterval once the phase's N rollouts have all
@@ -170,6 +193,12 @@ func DefaultOptions() Options {
 		HostileRollouts:    10,
 		InFlightSizes:      []int{1000},
 		FanOutSizes:        []int{200},
+		DashboardDCs:       500,
+		DashboardPods:      20000,
+		DashboardTabs:      2,
+		DashboardWindow:    time.Minute,
+		LogCacheSizes:      []int{5000},
+		LogCacheLogBytes:   16 << 10,
 		HoldWindow:         time.Minute,
 		Probes:             20,
 		ProbeInterval:      500 * time.Millisecond,
@@ -198,6 +227,9 @@ func QuickOptions(o Options) Options {
 	o.HostileRollouts = 5
 	o.InFlightSizes = []int{50}
 	o.FanOutSizes = []int{50}
+	o.DashboardDCs, o.DashboardPods = 50, 2000
+	o.DashboardWindow = 30 * time.Second
+	o.LogCacheSizes = []int{500}
 	o.HoldWindow = 20 * time.Second
 	o.Probes = 5
 	o.FootprintSizes = []int{50, 200}
@@ -224,7 +256,7 @@ func (o *Options) validate() error {
 	if len(o.FootprintRevisions) > 1 && !slices.IsSorted(o.FootprintSizes) {
 		return errors.New("footprint sizes must be in increasing order when each has its own revisions")
 	}
-	for _, sizes := range [][]int{o.Sizes, o.FootprintSizes, o.InFlightSizes, o.FanOutSizes} {
+	for _, sizes := range [][]int{o.Sizes, o.FootprintSizes, o.InFlightSizes, o.FanOutSizes, o.LogCacheSizes} {
 		for _, n := range sizes {
 			if n < 1 {
 				return fmt.Errorf("invalid size %d", n)
@@ -255,6 +287,9 @@ func (o *Options) validate() error {
 	}
 	if o.runs(ScenarioFanOut) && o.HoldWindow <= 0 {
 		return fmt.Errorf("the fan-out's hold window must be above 0, got %s", o.HoldWindow)
+	}
+	if err := o.validateBaseline(); err != nil {
+		return err
 	}
 	if o.Repeat < 1 {
 		return fmt.Errorf("repeat must be at least 1, got %d", o.Repeat)
@@ -333,4 +368,26 @@ func (o Options) kcmBurst() int {
 		return o.KCMBurst
 	}
 	return kcmDefaultBurst
+}
+
+// validateBaseline checks the settings of the scenarios that measure a
+// baseline build.
+func (o *Options) validateBaseline() error {
+	if !o.runs(ScenarioDashboard) && !o.runs(ScenarioLogCache) {
+		return nil
+	}
+	if o.BaselineBin == "" {
+		return fmt.Errorf("the %s and %s scenarios need --baseline-bin: a directory with kubectl-dc and dc-controller built from the baseline commit", ScenarioDashboard, ScenarioLogCache)
+	}
+	if o.Baseline == "" {
+		o.Baseline = "baseline"
+	}
+	if o.runs(ScenarioDashboard) && (o.DashboardDCs < 1 || o.DashboardPods < 2*o.DashboardDCs || o.DashboardTabs < 1 || o.DashboardWindow <= 0) {
+		return fmt.Errorf("the dashboard scenario needs at least 1 DC, 2 pods per DC (its app and deployer pods), 1 tab and a window above 0; got %d DCs, %d pods, %d tabs, %s",
+			o.DashboardDCs, o.DashboardPods, o.DashboardTabs, o.DashboardWindow)
+	}
+	if o.runs(ScenarioLogCache) && o.LogCacheLogBytes < 0 {
+		return fmt.Errorf("the logcache scenario's log size must not be negative, got %d", o.LogCacheLogBytes)
+	}
+	return nil
 }

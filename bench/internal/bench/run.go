@@ -109,6 +109,16 @@ func (r *runner) scenarios(ctx context.Context, rep *report.Report) error {
 			return err
 		}
 	}
+	if r.o.runs(ScenarioDashboard) {
+		if err := r.dashboard(ctx, rep); err != nil {
+			return err
+		}
+	}
+	if r.o.runs(ScenarioLogCache) {
+		if err := r.logCache(ctx, rep); err != nil {
+			return err
+		}
+	}
 	if r.o.runs(ScenarioFootprint) {
 		return r.footprint(ctx)
 	}

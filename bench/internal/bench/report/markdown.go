@@ -25,6 +25,7 @@ func WriteMarkdown(w io.Writer, r *Report, chart string) error {
 	writeHostile(&b, r)
 	writeInFlight(&b, r)
 	writeFanOut(&b, r)
+	writeBeforeAfter(&b, r)
 	writeFootprint(&b, r)
 	writeReference(&b, r)
 	writeSettings(&b, r)

@@ -51,6 +51,9 @@ type Report struct {
 	// of each size, and what waiting costs under a freeze.
 	FanOut     []FanOut     `json:"fanOut,omitempty"`
 	FanOutHeld []FanOutHeld `json:"fanOutHeld,omitempty"`
+	// BeforeAfter are the figures of the scenarios that measure a
+	// baseline build against this one (dashboard, logcache).
+	BeforeAfter []BeforeAfter `json:"beforeAfter,omitempty"`
 	// CriticalPaths split the throughput phases' rollouts into the steps
 	// of their critical path, per size, phase, system and mode.
 	CriticalPaths []CriticalPath `json:"criticalPaths,omitempty"`
