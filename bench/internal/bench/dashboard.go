@@ -217,7 +217,8 @@ func servingURL(line string) (string, bool) {
 	return strings.TrimSuffix(u, "/"), u != ""
 }
 
-// stop ends the dashboard and its proxy.
+// stop ends the dashboard and its proxy, and closes the proxy's request
+// log.
 func (d *dashboardProcess) stop() {
 	_ = d.cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan struct{})
@@ -229,6 +230,9 @@ func (d *dashboardProcess) stop() {
 		<-done
 	}
 	_ = d.proxy.srv.Close()
+	if c, ok := d.proxy.log.(io.Closer); ok {
+		_ = c.Close()
+	}
 }
 
 // waitSynced waits until the list page names the last DC and the
@@ -291,8 +295,8 @@ func (d *dashboardProcess) openTabs(ctx context.Context, n int, namespace, name 
 	return nil
 }
 
-// stream opens an event stream, reports on errs once it has answered
-// (nil for 200), and reads it until ctx ends.
+// stream opens an event stream and, once it has answered 200, reads it
+// in the background until ctx ends.
 func stream(ctx context.Context, u string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
