@@ -323,9 +323,12 @@ type crashRun struct {
 	record   deployment.Progress
 	replicas map[string]int32
 	// grew: rc's replicas never went down.
-	grew   bool
-	active map[string]string
-	routes []string
+	grew bool
+	// most is the most pods the deployments had at once, and fewest the
+	// fewest available ones, once the old deployment was up.
+	most, fewest int32
+	active       map[string]string
+	routes       []string
 	// log is the last runner's log; kept, the lines the killed runner
 	// kept on the deployment with its last write of the record.
 	log, kept string
@@ -462,6 +465,7 @@ func (e *env) result(ctx context.Context, p *promoter, routes *fakeRoutes, name 
 		return crashRun{}, err
 	}
 	run := crashRun{writes: writes, rc: name, requests: p.sent(name), replicas: map[string]int32{}, grew: grewOnly(e.cluster.Scales(), name), routes: routes.states()}
+	run.most, run.fewest = podBounds(e.cluster.Scales())
 	for i := range rcs.Items {
 		rc := &rcs.Items[i]
 		run.replicas[rc.Name] = ptr.Deref(rc.Spec.Replicas, 0)
@@ -651,6 +655,23 @@ func (e *env) reread(rc string) (from, to *corev1.ReplicationController, err err
 	return from, to, err
 }
 
+// podBounds returns the most pods the deployments had at once and the
+// fewest available ones, over every scale after the setup's first.
+func podBounds(scales []fc.Scale) (most, fewest int32) {
+	fewest = -1
+	for _, s := range scales[min(1, len(scales)):] {
+		var pods, available int32
+		for _, counts := range s.After {
+			pods, available = pods+counts[0], available+counts[1]
+		}
+		most = max(most, pods)
+		if fewest < 0 || available < fewest {
+			fewest = available
+		}
+	}
+	return most, fewest
+}
+
 // grewOnly reports whether the RC's scale never went down.
 func grewOnly(scales []fc.Scale, rc string) bool {
 	last := int32(-1)
@@ -673,8 +694,9 @@ func grewOnly(scales []fc.Scale, rc string) bool {
 // undo. It checks that the rollout ends as an uninterrupted one does: the
 // same replicas and Services, the routes at rest, no promote needed twice,
 // each request consumed once, the new deployment never scaled below what
-// it had reached, and dc-controller's log keeping every line it kept
-// before the kill. With "promote --full" the first wait is answered with
+// it had reached, never more pods at once (nor, resumed, fewer available)
+// than the uninterrupted run, and dc-controller's log keeping every line
+// it kept before the kill. With "promote --full" the first wait is answered with
 // a full promote instead.
 func TestResumeAtEveryCrashPoint(t *testing.T) {
 	var cases, skipped atomic.Int64
@@ -707,6 +729,7 @@ func runCrashCases(t *testing.T, tc crashCase, mode runnerMode, full bool, cases
 	if err != nil {
 		t.Fatalf("the uninterrupted run: %v", err)
 	}
+	t.Logf("uninterrupted: %d writes, at most %d pods, at fewest %d available", want.writes, want.most, want.fewest)
 	if want.replicas["web-2"] != 4 || want.replicas["web-1"] != 0 || !want.grew {
 		t.Fatalf("the uninterrupted run ended with %v (grew only: %v)", want.replicas, want.grew)
 	}
@@ -762,6 +785,14 @@ func checkAfter(t *testing.T, where string, tc crashCase, action crashAction, wa
 			t.Errorf("%s: ended with %v, want %s at %d and the others at 0", where, got.replicas, got.rc, size)
 			break
 		}
+	}
+	// A resumed rollout runs no more pods at once, and no fewer available,
+	// than the uninterrupted one (plus the pods a scale adds).
+	if got.most > want.most+size-4 {
+		t.Errorf("%s: ran %d pods at once, the uninterrupted run at most %d", where, got.most, want.most)
+	}
+	if resumed && got.fewest < want.fewest {
+		t.Errorf("%s: had %d pods available at the fewest, the uninterrupted run %d", where, got.fewest, want.fewest)
 	}
 	if resumed && !got.grew {
 		t.Errorf("%s: %s was scaled down on the way", where, got.rc)
