@@ -104,7 +104,7 @@ test-times-start:
 
 .PHONY: test-unit
 test-unit:
-	$(TIMED) unit go test -race -count=1 $(UNIT_PACKAGES)
+	$(TIMED) unit go test -race -count=1 -timeout 20m $(UNIT_PACKAGES)
 	cd $(BENCH_MODULE) && $(TIMED) 'unit (bench module)' go test -race -count=1 ./...
 
 # The tests convert, create and roll out the project's own corpus of

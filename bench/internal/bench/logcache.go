@@ -89,7 +89,9 @@ func (r *runner) populateLogged(ctx context.Context, m maker, ns, name string, c
 	}
 	rc.Annotations[dcv1.DeploymentPhaseAnnotation] = string(dcv1.DeploymentPhaseComplete)
 	rc.Annotations[dcv1.DeploymentReplicasAnnotation] = "0"
-	rc.Annotations[dcv1.DeploymentLogAnnotation] = logText(rc.Name, r.o.LogCacheLogBytes)
+	for key, value := range deployment.LogPatch(logText(rc.Name, r.o.LogCacheLogBytes)) {
+		rc.Annotations[key] = *value
+	}
 	rcs := m.kube.CoreV1().ReplicationControllers(ns)
 	if rc, err = rcs.Create(ctx, rc, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("creating replicationcontroller %s/%s: %w", ns, deployment.Name(name, 1), err)
