@@ -3,15 +3,14 @@ package chaos
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
@@ -136,7 +135,7 @@ func (r *round) crashPoint(c crashPointCase) error {
 	if !killed || !suite.mode.inController() {
 		return nil // retried, or done before the write: it starts over
 	}
-	return checkResumed(c, rc, asked, seen.stop(), active.stop())
+	return checkResumed(c, rc, asked, seen.Stop(), active.Stop())
 }
 
 // checkRetried checks a rollout retried once after its deployer pod was
@@ -280,61 +279,13 @@ func (r *round) promoteEachWait(ctx context.Context, rc string) int {
 	return asked
 }
 
-// history is what a watch saw, in order, until stopped.
-type history[T comparable] struct {
-	mu   sync.Mutex
-	seen []T
-	stop func() []T
-}
-
-// add records v when it differs from the last value seen.
-func (h *history[T]) add(v T) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if n := len(h.seen); n == 0 || h.seen[n-1] != v {
-		h.seen = append(h.seen, v)
-	}
-}
-
-// watchHistory records value(obj) for each change that watch w sees.
-func watchHistory[T comparable](ctx context.Context, w watch.Interface, value func(obj any) (T, bool)) *history[T] {
-	h := &history[T]{}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer w.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case ev, ok := <-w.ResultChan():
-				if !ok {
-					return
-				}
-				if v, ok := value(ev.Object); ok && ev.Type != watch.Deleted {
-					h.add(v)
-				}
-			}
-		}
-	}()
-	h.stop = func() []T {
-		cancel()
-		<-done
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		return h.seen
-	}
-	return h
-}
-
 // watchRC records the replicas deployment rc is scaled to.
-func watchRC(ctx context.Context, ns, rc string) (*history[int32], error) {
+func watchRC(ctx context.Context, ns, rc string) (*rollout.History[int32], error) {
 	w, err := suite.env.Clientset().CoreV1().ReplicationControllers(ns).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + rc})
 	if err != nil {
 		return nil, err
 	}
-	return watchHistory(ctx, w, func(obj any) (int32, bool) {
+	return rollout.Record(ctx, w, func(obj runtime.Object) (int32, bool) {
 		got, ok := obj.(*corev1.ReplicationController)
 		if !ok {
 			return 0, false
@@ -344,12 +295,12 @@ func watchRC(ctx context.Context, ns, rc string) (*history[int32], error) {
 }
 
 // watchActive records the deployment the active Service selects.
-func watchActive(ctx context.Context, ns string) (*history[string], error) {
+func watchActive(ctx context.Context, ns string) (*rollout.History[string], error) {
 	w, err := suite.env.Clientset().CoreV1().Services(ns).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + crashPointName})
 	if err != nil {
 		return nil, err
 	}
-	return watchHistory(ctx, w, func(obj any) (string, bool) {
+	return rollout.Record(ctx, w, func(obj runtime.Object) (string, bool) {
 		svc, ok := obj.(*corev1.Service)
 		if !ok {
 			return "", false

@@ -13,8 +13,10 @@ import (
 	"github.com/deployconfig/deployconfig/internal/dev/localprom"
 )
 
-// errorRateAnalysis measures the deployment's error rate count times,
-// every interval, and fails the first time it is above 5%.
+// errorRateAnalysis measures the deployment's error rate (the share of
+// code 500 among its requests, from the suite's exporter, on the suite's
+// Prometheus) count times, every interval, and fails the first time it is
+// above 5%.
 func errorRateAnalysis(count int32, interval time.Duration) *dcv1.Analysis {
 	return &dcv1.Analysis{
 		Interval: metav1.Duration{Duration: interval},

@@ -2,68 +2,51 @@ package e2e
 
 import (
 	"context"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/deployment"
+	"github.com/deployconfig/deployconfig/test/rollout"
 )
 
 // selectorWatch records every deployment a Service selects, from the
 // moment it starts until the test ends.
-type selectorWatch struct {
-	mu   sync.Mutex
-	seen []string
-}
+type selectorWatch struct{ history *rollout.History[string] }
 
 // watchSelector starts recording the `deployment` key of a Service's
 // selector ("" when it has none) at each change.
 func watchSelector(t *testing.T, ns, service string) *selectorWatch {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	w, err := clientset().CoreV1().Services(ns).Watch(ctx, metav1.ListOptions{
+	w, err := clientset().CoreV1().Services(ns).Watch(context.Background(), metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("metadata.name", service).String(),
 	})
 	if err != nil {
-		cancel()
 		t.Fatalf("watching service %s: %v", service, err)
 	}
-	sw := &selectorWatch{}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ev := range w.ResultChan() {
-			svc, ok := ev.Object.(*corev1.Service)
-			if !ok || ev.Type == watch.Deleted {
-				continue
-			}
-			sw.mu.Lock()
-			got := svc.Spec.Selector[dcv1.DeploymentSelectorLabel]
-			if n := len(sw.seen); n == 0 || sw.seen[n-1] != got {
-				sw.seen = append(sw.seen, got)
-			}
-			sw.mu.Unlock()
+	h := rollout.Record(context.Background(), w, func(obj runtime.Object) (string, bool) {
+		svc, ok := obj.(*corev1.Service)
+		if !ok {
+			return "", false
 		}
-	}()
-	t.Cleanup(func() { cancel(); w.Stop(); <-done })
-	return sw
+		return svc.Spec.Selector[dcv1.DeploymentSelectorLabel], true
+	})
+	t.Cleanup(func() { h.Stop() })
+	return &selectorWatch{history: h}
 }
 
 // since returns what the Service selected from the first time it selected
 // rc on.
 func (sw *selectorWatch) since(rc string) []string {
-	sw.mu.Lock()
-	defer sw.mu.Unlock()
-	for i, s := range sw.seen {
-		if s == rc {
-			return append([]string(nil), sw.seen[i:]...)
-		}
+	seen := sw.history.Seen()
+	if i := slices.Index(seen, rc); i >= 0 {
+		return seen[i:]
 	}
 	return nil
 }

@@ -41,7 +41,7 @@ func TestCanaryRetriedAtPauseStartsOver(t *testing.T) {
 // step 2 passes at most 5% errors and fails above 50%: between the two it
 // is Inconclusive.
 func inconclusiveCanary() *dcv1.DeploymentConfig {
-	a := errorRate()
+	a := errorRateAnalysis(2, time.Second)
 	a.Metrics[0].FailureCondition = "result[0] > 0.5"
 	return newDC("web", 4, canary(setWeight(25), dcv1.RollingStep{Analysis: a}, setWeight(75)))
 }

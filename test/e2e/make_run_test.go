@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -88,7 +87,6 @@ func TestMakeRun(t *testing.T) {
 	if err := syscall.Kill(-run.Process.Pid, syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	go func() { _, _ = io.Copy(io.Discard, out) }()
 	if err := run.Wait(); err != nil {
 		t.Logf("make run after Ctrl-C: %v", err)
 	}
@@ -98,21 +96,22 @@ func TestMakeRun(t *testing.T) {
 	}
 }
 
-// readUntil sends the lines read from r up to the first holding marker.
+// readUntil sends the lines read from r up to the first holding marker
+// (all of them if none does), and goes on reading r to its end, so that
+// the writer never blocks on a full pipe.
 func readUntil(r io.Reader, marker string) <-chan []string {
 	lines := make(chan []string, 1)
-	var once sync.Once
 	go func() {
 		var seen []string
 		scanner := bufio.NewScanner(r)
 		for scanner.Scan() {
 			seen = append(seen, scanner.Text())
 			if strings.Contains(scanner.Text(), marker) {
-				once.Do(func() { lines <- seen })
-				return
+				break
 			}
 		}
-		once.Do(func() { lines <- seen })
+		lines <- seen
+		_, _ = io.Copy(io.Discard, r)
 	}()
 	return lines
 }

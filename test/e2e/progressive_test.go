@@ -15,7 +15,6 @@ import (
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/deployment"
-	"github.com/deployconfig/deployconfig/internal/dev/localprom"
 	"github.com/deployconfig/deployconfig/test/rollout"
 )
 
@@ -122,22 +121,6 @@ func TestCanaryCancelledInPauseFallsBack(t *testing.T) {
 	waitScaled(t, ns, map[string]int32{"web-1": 4, "web-2": 0})
 }
 
-// errorRate is an analysis that measures the deployment's error rate (the
-// share of code 500 among its requests, from the suite's exporter, on the
-// suite's Prometheus) twice, a second apart, and fails above 5%.
-func errorRate() *dcv1.Analysis {
-	count := int32(2)
-	return &dcv1.Analysis{
-		Interval: metav1.Duration{Duration: time.Second},
-		Count:    &count,
-		Metrics: []dcv1.AnalysisMetric{{
-			Name:             "error-rate",
-			Prometheus:       &dcv1.PrometheusMetric{Address: suite.prometheus.URL(), Query: localprom.ErrorRateQuery},
-			SuccessCondition: "result[0] <= 0.05",
-		}},
-	}
-}
-
 // A canary whose new version keeps its error rate low passes its analysis
 // step and completes.
 func TestCanaryStepAnalysisPasses(t *testing.T) {
@@ -145,7 +128,7 @@ func TestCanaryStepAnalysisPasses(t *testing.T) {
 	ns := dcNamespace(t)
 	suite.exporter.SetTraffic(ns, "web-2", 10, 0)
 	waitRated(t, suite.prometheus.URL(), ns, "web-2")
-	createDC(t, ns, newDC("web", 4, canary(setWeight(25), dcv1.RollingStep{Analysis: errorRate()}, setWeight(75))))
+	createDC(t, ns, newDC("web", 4, canary(setWeight(25), dcv1.RollingStep{Analysis: errorRateAnalysis(2, time.Second)}, setWeight(75))))
 	requireComplete(t, ns, "web", 1)
 	rollNext(t, ns, 2)
 	rc := requireComplete(t, ns, "web", 2)
@@ -167,7 +150,7 @@ func TestCanaryFailedStepAnalysisFailsTheRollout(t *testing.T) {
 	ns := dcNamespace(t)
 	suite.exporter.SetTraffic(ns, "web-2", 10, 5)
 	waitRated(t, suite.prometheus.URL(), ns, "web-2")
-	createDC(t, ns, newDC("web", 4, canary(setWeight(25), dcv1.RollingStep{Analysis: errorRate()}, setWeight(75))))
+	createDC(t, ns, newDC("web", 4, canary(setWeight(25), dcv1.RollingStep{Analysis: errorRateAnalysis(2, time.Second)}, setWeight(75))))
 	requireComplete(t, ns, "web", 1)
 	rollNext(t, ns, 2)
 	rc := requirePhase(t, ns, "web", 2, dcv1.DeploymentPhaseFailed)
@@ -314,7 +297,7 @@ func TestBlueGreenFailedPrePromotionAnalysis(t *testing.T) {
 	blueGreenServices(t, ns)
 	suite.exporter.SetTraffic(ns, "web-2", 10, 5)
 	waitRated(t, suite.prometheus.URL(), ns, "web-2")
-	createDC(t, ns, blueGreenDC(2, dcv1.BlueGreenDeploymentStrategyParams{PrePromotionAnalysis: errorRate()}))
+	createDC(t, ns, blueGreenDC(2, dcv1.BlueGreenDeploymentStrategyParams{PrePromotionAnalysis: errorRateAnalysis(2, time.Second)}))
 	requireComplete(t, ns, "web", 1)
 	waitEndpoints(t, ns, "web", "web-1", 2)
 	rollNext(t, ns, 2)

@@ -3,59 +3,35 @@ package e2e
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/deployconfig/deployconfig/internal/deployment"
+	"github.com/deployconfig/deployconfig/test/rollout"
 )
 
-// replicaHistory records the spec.replicas an RC goes through.
-type replicaHistory struct {
-	mu     sync.Mutex
-	counts []int32
-	stop   context.CancelFunc
-	done   chan struct{}
-}
-
 // watchReplicas records rc's replica counts from now until Stop.
-func watchReplicas(t *testing.T, ns, rc string) *replicaHistory {
+func watchReplicas(t *testing.T, ns, rc string) *rollout.History[int32] {
 	t.Helper()
-	ctx, stop := context.WithCancel(t.Context())
-	w, err := clientset().CoreV1().ReplicationControllers(ns).Watch(ctx, metav1.ListOptions{
+	w, err := clientset().CoreV1().ReplicationControllers(ns).Watch(t.Context(), metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("metadata.name", rc).String(),
 	})
 	if err != nil {
 		t.Fatalf("watch %s: %v", rc, err)
 	}
-	h := &replicaHistory{stop: stop, done: make(chan struct{})}
-	go func() {
-		defer close(h.done)
-		defer w.Stop()
-		for ev := range w.ResultChan() {
-			if got, ok := ev.Object.(*corev1.ReplicationController); ok && ev.Type != watch.Deleted {
-				h.mu.Lock()
-				if n := deployment.Replicas(got); len(h.counts) == 0 || h.counts[len(h.counts)-1] != n {
-					h.counts = append(h.counts, n)
-				}
-				h.mu.Unlock()
-			}
+	h := rollout.Record(t.Context(), w, func(obj runtime.Object) (int32, bool) {
+		got, ok := obj.(*corev1.ReplicationController)
+		if !ok {
+			return 0, false
 		}
-	}()
+		return deployment.Replicas(got), true
+	})
+	t.Cleanup(func() { h.Stop() })
 	return h
-}
-
-// Stop ends the watch and returns the counts seen.
-func (h *replicaHistory) Stop() []int32 {
-	h.stop()
-	<-h.done
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.counts
 }
 
 // TestInControllerCanaryRestartedInItsFinalRoll kills dc-local serve, and

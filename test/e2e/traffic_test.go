@@ -229,7 +229,7 @@ func TestRoutedCanaryBackgroundAnalysisFails(t *testing.T) {
 	suite.exporter.SetTraffic(ns, "web-canary", 10, 5)
 	waitRated(t, suite.prometheus.URL(), ns, "web-canary")
 	dc := routedCanary(setWeight(20), pauseStep(0))
-	a := errorRate()
+	a := errorRateAnalysis(2, time.Second)
 	a.Count = nil
 	a.Metrics[0].Prometheus.Query = strings.ReplaceAll(localprom.ErrorRateQuery, "{{.Deployment}}", "{{.CanaryService}}")
 	createDC(t, ns, dc)

@@ -14,6 +14,7 @@ import (
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/deployment"
+	"github.com/deployconfig/deployconfig/test/rollout"
 )
 
 // previousFormat is the last commit whose dc-controller kept a rollout's
@@ -93,7 +94,7 @@ func TestUpgradeWithRolloutsInFlight(t *testing.T) {
 		return p.Stage == deployment.StageSteps && p.Step == 2
 	})
 	waitProgress(t, trial, "web-2", "to serve on trial", func(p deployment.Progress) bool { return p.Switch == deployment.SwitchTrial })
-	replicas := map[string]*replicaHistory{}
+	replicas := map[string]*rollout.History[int32]{}
 	for _, ns := range []string{paused, analysing} {
 		replicas[ns] = watchReplicas(t, ns, "web-2")
 	}

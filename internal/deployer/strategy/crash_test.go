@@ -641,9 +641,8 @@ func (l *keptLog) keptText() string {
 	return l.kept
 }
 
-// reread reads the deployment before rc and rc as a fresh runner finds
-// them.
-func (e *env) reread(rc string) (from, to *corev1.ReplicationController, err error) {
+// reread reads web-1 and rc as a fresh runner finds them.
+func (e *env) reread(rc string) (web1, to *corev1.ReplicationController, err error) {
 	rcs := corev1.SchemeGroupVersion.WithResource("replicationcontrollers")
 	get := func(name string) *corev1.ReplicationController {
 		obj, gerr := e.cluster.Client.Tracker().Get(rcs, ns, name)
@@ -653,11 +652,8 @@ func (e *env) reread(rc string) (from, to *corev1.ReplicationController, err err
 		}
 		return obj.(*corev1.ReplicationController).DeepCopy()
 	}
-	from, to = get("web-1"), get(rc)
-	if rc == "web-3" {
-		from = get("web-2")
-	}
-	return from, to, err
+	web1, to = get("web-1"), get(rc)
+	return web1, to, err
 }
 
 // podBounds returns the most pods the deployments had at once and the
