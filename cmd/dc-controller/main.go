@@ -71,6 +71,7 @@ func run() error {
 	fs.StringVar(&opts.PprofAddr, "pprof-bind-address", "0", "Address of net/http/pprof (profiles of CPU, heap, goroutines); 0 turns it off.")
 	fs.StringVar(&deployerMode, "deployer-mode", string(controller.DeployerModePod), "Where rollouts run: pod (a deployer pod each, as OpenShift does) or controller-when-possible (in the leading dc-controller when the rollout needs no container: no Custom strategy, customParams or execNewPod hook). A DeploymentConfig's deployconfig.io/deployer-mode annotation may ask for a pod, or, with --allow-deployer-mode-annotation, for the controller.")
 	fs.IntVar(&opts.MaxControllerRollouts, "max-controller-rollouts", controller.DefaultMaxControllerRollouts, "How many rollouts the leader runs in itself at once; more wait (New) for a free slot.")
+	fs.Float64Var(&opts.ControllerRolloutQPS, "controller-rollout-qps", 0, fmt.Sprintf("Writes per second that the rollouts the leader runs in itself share; 0 gives them %d each, as a deployer pod has, and never fewer in all than --kube-api-qps.", controller.DeployerPodQPS))
 	fs.BoolVar(&opts.LeaderElection, "leader-elect", false, "Elect one active replica through a Lease.")
 	fs.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the pod's namespace).")
 	showVersion := fs.Bool("version", false, "Print the version, commit and Go version, and exit.")
@@ -99,6 +100,9 @@ func run() error {
 	}
 	if opts.DeployerMode, err = controller.ParseDeployerMode("--deployer-mode", deployerMode); err != nil {
 		return err
+	}
+	if opts.ControllerRolloutQPS < 0 {
+		return fmt.Errorf("--controller-rollout-qps: %g is not a rate (expected 0, to follow the rollouts in flight, or a positive number of writes per second)", opts.ControllerRolloutQPS)
 	}
 	if opts.MaxControllerRollouts < 1 {
 		return fmt.Errorf("--max-controller-rollouts: %d is not a positive number of rollouts", opts.MaxControllerRollouts)

@@ -59,6 +59,10 @@ type DeploymentConfigReconciler struct {
 	// keys holds the namespaces' keys of Secret copy names (nil: read
 	// every time).
 	keys *snapshotKeys
+	// placement creates the deployments of rollouts that run in the
+	// controller already Running, and starts them (zero: every deployment
+	// is created New).
+	placement runPlacement
 }
 
 // Reconcile syncs one DeploymentConfig.
@@ -393,7 +397,12 @@ func (r *DeploymentConfigReconciler) createDeployment(ctx context.Context, dc *d
 	if err := r.snapshotConfig(ctx, dc, rc); err != nil {
 		return err
 	}
+	now := r.Clock.Now()
+	running := r.placement.createRunning(dc, rc, now)
 	err = r.Client.Create(ctx, rc)
+	if err != nil && running {
+		r.placement.runner.release(rc)
+	}
 	if apierrors.IsAlreadyExists(err) {
 		return r.checkExisting(ctx, dc, rc.Name)
 	}
@@ -407,6 +416,11 @@ func (r *DeploymentConfigReconciler) createDeployment(ctx context.Context, dc *d
 	}
 	r.Recorder.Eventf(dc, rc, corev1.EventTypeNormal, EventDeploymentCreated, "Create",
 		"Created new replication controller %q for version %d", rc.Name, dc.Status.LatestVersion)
+	if running {
+		if err := r.placement.startCreated(ctx, rc, dc, now); err != nil {
+			return err
+		}
+	}
 	return r.ownSnapshots(ctx, rc)
 }
 

@@ -80,13 +80,9 @@ type DeployerReconciler struct {
 	created recentCreates
 	// finished counts the rollouts this controller finishes (metrics.go).
 	finished *prometheus.CounterVec
-	// Mode says where rollouts run, unless a DeploymentConfig says
-	// otherwise; runner runs those that run in the controller.
-	Mode DeployerMode
-	// AllowModeChoice lets a DeploymentConfig's deployer-mode annotation
-	// run its rollouts in the controller under DeployerModePod.
-	AllowModeChoice bool
-	runner          *rolloutRunner
+	// runPlacement says where rollouts run; its runner runs those that
+	// run in the controller.
+	runPlacement
 }
 
 // Reconcile syncs one deployment.

@@ -65,6 +65,11 @@ func (r *DeployerReconciler) syncInController(ctx context.Context, rc *corev1.Re
 		return reconcile.Result{}, r.finishCancel(ctx, rc)
 	}
 	run, ok := r.runner.lookup(rc)
+	if !ok && r.runner.reserved(rc) {
+		// Created Running moments ago (createRunning): its creator starts
+		// it, and its end wakes this controller.
+		return reconcile.Result{}, nil
+	}
 	if !ok {
 		return r.resumeInController(ctx, rc)
 	}
@@ -112,18 +117,78 @@ func (r *DeployerReconciler) resumeInController(ctx context.Context, rc *corev1.
 	return r.runInController(ctx, fresh, dc, started, true)
 }
 
-// runInController hands the rollout to the runner, with the deadline its
-// strategy's activeDeadlineSeconds sets from started.
+// runInController hands the rollout to the runner.
 func (r *DeployerReconciler) runInController(ctx context.Context, rc *corev1.ReplicationController, dc *dcv1.DeploymentConfig, started time.Time, resume bool) (reconcile.Result, error) {
-	budget := dcv1.DefaultActiveDeadlineSeconds
-	if s := dc.Spec.Strategy.ActiveDeadlineSeconds; s != nil {
-		budget = *s
-	}
-	err := r.runner.start(rolloutStart{rc: rc, started: started, deadline: started.Add(time.Duration(budget) * time.Second), resume: resume})
+	err := r.runner.start(newRolloutStart(rc, dc, started, resume))
 	if errors.Is(err, errNotLeading) {
 		return reconcile.Result{RequeueAfter: time.Second}, nil
 	}
 	return reconcile.Result{}, err
+}
+
+// newRolloutStart says how to run the rollout of rc, with the deadline
+// its strategy's activeDeadlineSeconds sets from started.
+func newRolloutStart(rc *corev1.ReplicationController, dc *dcv1.DeploymentConfig, started time.Time, resume bool) rolloutStart {
+	budget := dcv1.DefaultActiveDeadlineSeconds
+	if s := dc.Spec.Strategy.ActiveDeadlineSeconds; s != nil {
+		budget = *s
+	}
+	return rolloutStart{rc: rc, started: started, deadline: started.Add(time.Duration(budget) * time.Second), resume: resume}
+}
+
+// runPlacement says where dc-controller runs rollouts: the deployer
+// controller, which runs them, and the DeploymentConfig controller, which
+// creates their deployments, decide alike.
+type runPlacement struct {
+	// Mode says where rollouts run unless a DeploymentConfig says
+	// otherwise; AllowModeChoice lets its annotation ask for the
+	// controller under DeployerModePod.
+	Mode            DeployerMode
+	AllowModeChoice bool
+	runner          *rolloutRunner
+}
+
+// createRunning prepares rc, about to be created for dc, to be created
+// Running in the controller, and takes a slot of --max-controller-rollouts
+// for it: when the rollout runs in the controller, this replica leads and
+// a slot is free with none in line. It reports whether it did; otherwise
+// the deployment is created New, and the deployer controller places it
+// (and reports an invalid deployer-mode annotation). The caller starts the
+// run once the create succeeds (startCreated) and gives the slot back
+// when it fails.
+func (p runPlacement) createRunning(dc *dcv1.DeploymentConfig, rc *corev1.ReplicationController, now time.Time) bool {
+	if p.runner == nil {
+		return false
+	}
+	if _, ignore := dc.Annotations[dcv1.DeployerPodIgnoreAnnotation]; ignore {
+		return false
+	}
+	inController, err := runsInControllerUnder(p.Mode, p.AllowModeChoice, dc)
+	if err != nil || !inController || !p.runner.tryReserve(rc) {
+		return false
+	}
+	if err := deployment.StartInController(rc, now); err != nil {
+		p.runner.release(rc)
+		return false
+	}
+	return true
+}
+
+// startCreated starts the run of a deployment createRunning prepared and
+// the API server created. A replica that has just stopped leading starts
+// nothing: the next leader's deployer controller resumes the rollout.
+func (p runPlacement) startCreated(ctx context.Context, rc *corev1.ReplicationController, dc *dcv1.DeploymentConfig, started time.Time) error {
+	err := p.runner.start(newRolloutStart(rc, dc, started, false))
+	if err != nil {
+		p.runner.release(rc)
+	}
+	if errors.Is(err, errNotLeading) {
+		return nil
+	}
+	if err == nil {
+		log.FromContext(ctx).Info("running the rollout in the controller", "rc", rc.Name)
+	}
+	return err
 }
 
 // logAnnotation is the annotation that keeps the run's log on its

@@ -94,6 +94,10 @@ type Options struct {
 	// MaxControllerRollouts bounds the rollouts run in the controller at
 	// once; zero means DefaultMaxControllerRollouts.
 	MaxControllerRollouts int
+	// ControllerRolloutQPS is the write rate the rollouts run in the
+	// controller share; zero means DeployerPodQPS per rollout in flight,
+	// never less than the client's QPS.
+	ControllerRolloutQPS float64
 	// SkipNameValidation lets a manager start in a process where an
 	// earlier one ran (a test that restarts dc-controller): controller
 	// names are otherwise unique per process, for their metrics.
@@ -299,9 +303,16 @@ func setup(mgr manager.Manager, opts Options) error {
 	if err != nil {
 		return err
 	}
+	// Always there: a DeploymentConfig's annotation may ask for it
+	// whatever the controller's mode.
+	runner, err := newRolloutRunner(mgr.GetConfig(), opts.MaxControllerRollouts, opts.ControllerRolloutQPS, mgr.GetLogger().WithName("rollouts"))
+	if err != nil {
+		return err
+	}
+	placement := runPlacement{Mode: opts.DeployerMode, AllowModeChoice: opts.AllowDeployerModeChoice, runner: runner}
 	dcReconciler := &DeploymentConfigReconciler{
 		Client: dcClient, APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: opts.Clock, access: access,
-		invalid: newInvalidAnalyses(), memo: newSourceMemo(), keys: newSnapshotKeys(),
+		invalid: newInvalidAnalyses(), memo: newSourceMemo(), keys: newSnapshotKeys(), placement: placement,
 	}
 	// Always a gate: RolloutPolicies may govern rollouts without any flag.
 	dcReconciler.gate = newRolloutGate(opts.RolloutLimits, mgr.GetCache(), opts.Clock)
@@ -332,19 +343,12 @@ func setup(mgr manager.Manager, opts Options) error {
 	if err != nil {
 		return err
 	}
-	// Always there: a DeploymentConfig's annotation may ask for it
-	// whatever the controller's mode.
-	runner, err := newRolloutRunner(mgr.GetConfig(), opts.MaxControllerRollouts, mgr.GetLogger().WithName("rollouts"))
-	if err != nil {
-		return err
-	}
 	if err := mgr.Add(withAnalysisClient{runner, analysisClient(opts)}); err != nil {
 		return fmt.Errorf("add the rollout runner: %w", err)
 	}
 	deployerReconciler := &DeployerReconciler{
 		Client: deployerClient, APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: opts.Clock,
-		DeployerImage: opts.DeployerImage, access: access, Mode: opts.DeployerMode, runner: runner,
-		AllowModeChoice: opts.AllowDeployerModeChoice,
+		DeployerImage: opts.DeployerImage, access: access, runPlacement: placement,
 	}
 	err = ctrl.NewControllerManagedBy(mgr).
 		Named("deployer").

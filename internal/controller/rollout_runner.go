@@ -95,7 +95,10 @@ type rolloutRunner struct {
 	// controller.
 	wake     chan event.GenericEvent
 	inFlight prometheus.Gauge
-	log      logr.Logger
+	// budget is the rate the rollouts' writes share; it follows the
+	// rollouts in flight.
+	budget *rolloutBudget
+	log    logr.Logger
 
 	mu   sync.Mutex
 	ctx  context.Context // the leader's lifetime; nil when not running
@@ -124,16 +127,15 @@ type run struct {
 }
 
 // newRolloutRunner returns a runner whose clients are built from cfg:
-// writes share one rate limiter of cfg's QPS and burst, as each of
-// dc-controller's controllers has one; reads (the rollouts' gets and
-// watches of their RCs and pods) are left to the API server's own limits,
-// as an informer's watches are.
-func newRolloutRunner(cfg *rest.Config, max int, log logr.Logger) (*rolloutRunner, error) {
+// writes share the budget of qps writes per second, or, with qps 0, one
+// that grows with the rollouts in flight and never falls below cfg's QPS
+// (see rolloutBudget); reads (the rollouts' gets and watches of their RCs
+// and pods) are left to the API server's own limits, as an informer's
+// watches are.
+func newRolloutRunner(cfg *rest.Config, max int, qps float64, log logr.Logger) (*rolloutRunner, error) {
 	cfg = rest.CopyConfig(cfg)
-	if cfg.QPS > 0 {
-		writes := flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, max1(cfg.Burst))
-		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &writeLimiter{next: rt, limiter: writes} })
-	}
+	budget := newRolloutBudget(qps, float64(cfg.QPS))
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &writeLimiter{next: rt, budget: budget} })
 	cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
 	client, routes, err := deployer.NewClients(cfg)
 	if err != nil {
@@ -143,7 +145,7 @@ func newRolloutRunner(cfg *rest.Config, max int, log logr.Logger) (*rolloutRunne
 		max = DefaultMaxControllerRollouts
 	}
 	return &rolloutRunner{
-		client: client, routes: routes, max: max, log: log,
+		client: client, routes: routes, max: max, log: log, budget: budget,
 		wake: make(chan event.GenericEvent, 64),
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "deployconfig_controller_rollouts_in_flight",
@@ -154,8 +156,6 @@ func newRolloutRunner(cfg *rest.Config, max int, log logr.Logger) (*rolloutRunne
 		now: time.Now,
 	}, nil
 }
-
-func max1(n int) int { return max(n, 1) }
 
 // Start runs the runner until ctx ends (this replica stops leading), then
 // stops every rollout and waits for them: the next leader resumes them.
@@ -211,6 +211,7 @@ func (r *rolloutRunner) start(s rolloutStart) error {
 		fmt.Fprintln(run.log, "--> Resumed by a new dc-controller leader")
 	}
 	r.runs[key] = run
+	r.budget.setInFlight(r.runningLocked())
 	r.inFlight.Inc()
 	r.wg.Add(1)
 	go r.execute(ctx, run, s)
@@ -250,6 +251,9 @@ func (r *rolloutRunner) execute(ctx context.Context, run *run, s rolloutStart) {
 		r.writeLog(context.WithoutCancel(ctx), run, s.rc, log)
 	}
 	close(run.done)
+	r.mu.Lock()
+	r.budget.setInFlight(r.runningLocked())
+	r.mu.Unlock()
 	log.V(1).Info("rollout ended in the controller", "finished", run.finished, "error", run.err)
 	rc := &corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Namespace: s.rc.Namespace, Name: s.rc.Name}}
 	select {
@@ -353,6 +357,36 @@ func (r *rolloutRunner) reserve(rc *corev1.ReplicationController) bool {
 	return true
 }
 
+// tryReserve gives the deployment a slot only when one is free now, none
+// waits in line, and this replica leads; unlike reserve it never puts the
+// deployment in the line. It lets dc-controller create a deployment
+// already running in it, and leaves every other case to the deployer
+// controller's New phase.
+func (r *rolloutRunner) tryReserve(rc *corev1.ReplicationController) bool {
+	if r == nil {
+		return false
+	}
+	key := types.NamespacedName{Namespace: rc.Namespace, Name: rc.Name}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ctx == nil || len(r.waiting) > 0 || r.usedLocked() >= r.max {
+		return false
+	}
+	r.slots[key] = true
+	return true
+}
+
+// reserved reports whether the deployment holds a slot its run has not
+// started with yet: its creator is about to start it.
+func (r *rolloutRunner) reserved(rc *corev1.ReplicationController) bool {
+	if r == nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.slots[types.NamespacedName{Namespace: rc.Namespace, Name: rc.Name}]
+}
+
 // aheadLocked reports whether a deployment that asked for a slot before
 // key (asked at asked) still waits.
 func (r *rolloutRunner) aheadLocked(key types.NamespacedName, asked time.Time) bool {
@@ -398,23 +432,6 @@ func isDone(run *run) bool {
 	default:
 		return false
 	}
-}
-
-// writeLimiter makes the requests that change something wait for a token;
-// reads pass.
-type writeLimiter struct {
-	next    http.RoundTripper
-	limiter flowcontrol.RateLimiter
-}
-
-// RoundTrip implements http.RoundTripper.
-func (w *writeLimiter) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Method != http.MethodGet && req.Method != http.MethodHead {
-		if err := w.limiter.Wait(req.Context()); err != nil {
-			return nil, fmt.Errorf("client rate limiter: %w", err)
-		}
-	}
-	return w.next.RoundTrip(req)
 }
 
 // rolloutLogLimit bounds the log kept on a deployment: annotations share

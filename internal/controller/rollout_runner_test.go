@@ -139,7 +139,9 @@ func TestRolloutLogRestoredGoesOn(t *testing.T) {
 
 // TestRunnerSlotsFirstComeFirstServed checks that the slots of
 // --max-controller-rollouts go to the deployments in the order they asked,
-// whichever asks again first, and that no more are given than the bound.
+// whichever asks again first, that a deployment created already Running
+// takes a slot only when none waits, and that no more are given than the
+// bound.
 func TestRunnerSlotsFirstComeFirstServed(t *testing.T) {
 	now := time.Date(2026, 3, 1, 11, 0, 0, 0, time.UTC)
 	r := &rolloutRunner{
@@ -151,26 +153,35 @@ func TestRunnerSlotsFirstComeFirstServed(t *testing.T) {
 		return &corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name}}
 	}
 	steps := []struct {
-		do   string // reserve or release
+		do   string // reserve, try (tryReserve: a create already Running) or release
 		rc   string
 		want bool
 	}{
-		{"reserve", "a-1", true},
+		{"try", "a-1", true},
+		{"reserve", "a-1", true},  // a keeps its slot
 		{"reserve", "b-1", false}, // b asks first
 		{"reserve", "c-1", false}, // then c
-		{"reserve", "a-1", true},  // a keeps its slot
 		{"release", "a-1", false},
+		{"try", "d-1", false},     // a slot is free, but b and c wait in line
 		{"reserve", "c-1", false}, // c asks again first, but b asked before it
 		{"reserve", "b-1", true},
 		{"reserve", "c-1", false}, // the bound holds
 		{"release", "b-1", false},
 		{"reserve", "c-1", true},
+		{"release", "c-1", false},
+		{"try", "d-1", true}, // none waits: a create takes the slot at once
+		{"try", "e-1", false},
 	}
+	r.ctx = t.Context()
 	for i, s := range steps {
 		switch s.do {
 		case "reserve":
 			if got := r.reserve(rc(s.rc)); got != s.want {
 				t.Errorf("step %d: reserve(%s) = %v, want %v", i+1, s.rc, got, s.want)
+			}
+		case "try":
+			if got := r.tryReserve(rc(s.rc)); got != s.want {
+				t.Errorf("step %d: tryReserve(%s) = %v, want %v", i+1, s.rc, got, s.want)
 			}
 		case "release":
 			r.release(rc(s.rc))
@@ -178,5 +189,19 @@ func TestRunnerSlotsFirstComeFirstServed(t *testing.T) {
 		if used := r.usedLocked(); used > r.max {
 			t.Errorf("step %d: %d slots in use, more than %d", i+1, used, r.max)
 		}
+	}
+}
+
+// TestTryReserveNeedsTheLead: a replica that does not lead creates no
+// deployment already Running; the next leader would have to resume it.
+func TestTryReserveNeedsTheLead(t *testing.T) {
+	r := &rolloutRunner{max: 1, runs: map[types.NamespacedName]*run{},
+		slots: map[types.NamespacedName]bool{}, waiting: map[types.NamespacedName]time.Time{}}
+	rc := &corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "a-1"}}
+	if r.tryReserve(rc) {
+		t.Error("tryReserve took a slot while not leading")
+	}
+	if (*rolloutRunner)(nil).tryReserve(rc) {
+		t.Error("tryReserve without a runner took a slot")
 	}
 }

@@ -427,6 +427,29 @@ func ControllerRunnerPatch(rc *corev1.ReplicationController, now time.Time) (map
 	}, nil
 }
 
+// StartInController makes a deployment about to be created one that
+// dc-controller runs from its creation: Running, with the runner and the
+// kept log recorded and no deployer pod named. One write, the create,
+// then takes the rollout from nothing to its first scale, where New then
+// Running would be two, each behind the controller's rate limiter. The
+// create itself keeps it the only writer: nothing else knows the
+// deployment yet.
+func StartInController(rc *corev1.ReplicationController, now time.Time) error {
+	changes, err := ControllerRunnerPatch(rc, now)
+	if err != nil {
+		return err
+	}
+	for key, value := range changes {
+		if value == nil {
+			delete(rc.Annotations, key)
+			continue
+		}
+		rc.Annotations[key] = *value
+	}
+	rc.Annotations[dcv1.DeploymentPhaseAnnotation] = string(dcv1.DeploymentPhaseRunning)
+	return nil
+}
+
 // HasLog reports whether the deployment keeps an in-controller log.
 func HasLog(rc *corev1.ReplicationController) bool {
 	_, ok := rc.Annotations[dcv1.DeploymentLogAnnotation]

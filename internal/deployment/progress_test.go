@@ -366,3 +366,38 @@ func TestIsTestFailure(t *testing.T) {
 		})
 	}
 }
+
+// TestStartInController: a deployment created for dc-controller to run is
+// Running from its creation, with the controller as its runner since then,
+// its log kept on it and no deployer pod named.
+func TestStartInController(t *testing.T) {
+	dc := &dcv1.DeploymentConfig{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", UID: "uid-1"},
+		Spec:       dcv1.DeploymentConfigSpec{Replicas: 2, Template: &corev1.PodTemplateSpec{}},
+		Status:     dcv1.DeploymentConfigStatus{LatestVersion: 3},
+	}
+	rc, err := New(dc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 12, 4, 15, 0, 0, 500, time.UTC)
+	if err := StartInController(rc, now); err != nil {
+		t.Fatal(err)
+	}
+	if got := Phase(rc); got != dcv1.DeploymentPhaseRunning {
+		t.Errorf("phase = %s, want Running", got)
+	}
+	if !RunsInController(rc) {
+		t.Error("the record does not name dc-controller as the runner")
+	}
+	p := ProgressOf(rc)
+	if p.Runner.Since == nil || !p.Runner.Since.Time.Equal(now.Truncate(time.Second)) {
+		t.Errorf("runner since = %v, want %v", p.Runner.Since, now.Truncate(time.Second))
+	}
+	if p.Log != LogInAnnotation || p.Stage != StageStarted {
+		t.Errorf("log = %q, stage = %q; want the log on the deployment and the rollout started", p.Log, p.Stage)
+	}
+	if _, named := rc.Annotations[dcv1.DeployerPodAnnotation]; named {
+		t.Error("a deployer pod is still named")
+	}
+}

@@ -260,10 +260,9 @@ func (r *Rollout) moveToWeight(ctx context.Context, plan rollingPlan, weight int
 			return err
 		}
 		if moved {
+			// As in the final roll, the next round plans from the report
+			// the scale waited for.
 			deadline = r.now().Add(plan.timeout)
-			if err := r.pauseSince(ctx, p, plan.interval); err != nil {
-				return err
-			}
 			continue
 		}
 		if !r.now().Before(deadline) {

@@ -20,11 +20,11 @@ func TestPrescribedPause(t *testing.T) {
 		want    time.Duration
 	}{
 		// Surge 1, unavailable 0: three steps of one pod, each followed by
-		// updatePeriod, with an interval between them.
+		// updatePeriod; the interval is a polling period, never slept.
 		{"3 replicas, 25%/25%", dcv1.RollingDeploymentStrategyParams{MaxSurge: pct("25%"), MaxUnavailable: pct("25%"),
-			UpdatePeriodSeconds: ptr.To(int64(1)), IntervalSeconds: ptr.To(int64(1))}, 3, 5 * time.Second},
+			UpdatePeriodSeconds: ptr.To(int64(1)), IntervalSeconds: ptr.To(int64(1))}, 3, 3 * time.Second},
 		{"3 replicas, longer periods", dcv1.RollingDeploymentStrategyParams{MaxSurge: pct("25%"), MaxUnavailable: pct("25%"),
-			UpdatePeriodSeconds: ptr.To(int64(2)), IntervalSeconds: ptr.To(int64(3))}, 3, 3*2*time.Second + 2*3*time.Second},
+			UpdatePeriodSeconds: ptr.To(int64(2)), IntervalSeconds: ptr.To(int64(3))}, 3, 3 * 2 * time.Second},
 		// A surge of all pods: one scale-up, then the old RC goes at once.
 		{"surge 100%", dcv1.RollingDeploymentStrategyParams{MaxSurge: pct("100%"), MaxUnavailable: num(0),
 			UpdatePeriodSeconds: ptr.To(int64(1)), IntervalSeconds: ptr.To(int64(1))}, 3, time.Second},

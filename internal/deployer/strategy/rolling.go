@@ -22,7 +22,6 @@ type rollingPlan struct {
 	surge        int32
 	minAvailable int32
 	updatePeriod time.Duration
-	interval     time.Duration
 	timeout      time.Duration
 }
 
@@ -121,7 +120,6 @@ func planRolling(p *dcv1.RollingDeploymentStrategyParams, desired int32) (rollin
 		surge:        surge,
 		minAvailable: minAvailable(desired, unavailable),
 		updatePeriod: seconds(p.UpdatePeriodSeconds, dcv1.DefaultUpdatePeriodSeconds),
-		interval:     seconds(p.IntervalSeconds, dcv1.DefaultIntervalSeconds),
 		timeout:      seconds(p.TimeoutSeconds, dcv1.DefaultTimeoutSeconds),
 	}, nil
 }
@@ -129,10 +127,10 @@ func planRolling(p *dcv1.RollingDeploymentStrategyParams, desired int32) (rollin
 // pair is the two deployments of a rolling update as last seen.
 type pair struct {
 	from, to *corev1.ReplicationController
-	// since is when the next pause (updatePeriodSeconds after a scale-up,
-	// intervalSeconds after a step) starts counting: the last scale write,
-	// or the end of the pause before. The wait for the RC manager to
-	// report a scale then runs inside the pause rather than before it.
+	// since is when the next pause (updatePeriodSeconds after a scale-up)
+	// starts counting: the last scale write, or the end of the pause
+	// before. The wait for the RC manager to report a scale then runs
+	// inside the pause rather than before it.
 	since time.Time
 }
 
@@ -155,13 +153,10 @@ func (r *Rollout) roll(ctx context.Context, plan rollingPlan, from, to *corev1.R
 			return outcome, p.to, err
 		}
 		if moved {
+			// The next round plans from the RC manager's report that the
+			// scale waited for: intervalSeconds is how often OpenShift
+			// polls for that report, and a watch has it as it comes.
 			deadline = r.now().Add(plan.timeout)
-			if p.rolledOver(plan.desired) {
-				break
-			}
-			if err := r.pauseSince(ctx, p, plan.interval); err != nil {
-				return Completed, p.to, err
-			}
 			continue
 		}
 		if !r.now().Before(deadline) {

@@ -549,11 +549,13 @@ func TestRollingWaitsForAvailability(t *testing.T) {
 	}
 }
 
-// TestPausesCountFromTheScale: updatePeriodSeconds and intervalSeconds
-// start at the scale write, so the wait for the RC manager's report of the
-// scale is not added to them. On a clock where every scale takes 300 ms to
-// be reported, each pause of the rolling update is 300 ms short of its
-// period, and the writes stay at least a period apart.
+// TestPausesCountFromTheScale: updatePeriodSeconds starts at the scale
+// write, so the wait for the RC manager's report of the scale is not added
+// to it. On a clock where every scale takes 300 ms to be reported, each
+// pause of the rolling update is 300 ms short of its period, and the
+// scale-ups stay at least a period apart. intervalSeconds, OpenShift's
+// polling period for that report, is never slept: the next round starts
+// from the report.
 func TestPausesCountFromTheScale(t *testing.T) {
 	const scaleTakes = 300 * time.Millisecond
 	e := setup(t, fc.Options{}, 3, "")
@@ -573,9 +575,8 @@ func TestPausesCountFromTheScale(t *testing.T) {
 	if _, err := e.rollout.Rolling(t.Context(), params, e.from, e.to, 3); err != nil {
 		t.Fatal(err)
 	}
-	// Up, updatePeriod, down, interval: three times, without the last
-	// interval (the rollout is over).
-	want := []time.Duration{1700 * time.Millisecond, 700 * time.Millisecond, 1700 * time.Millisecond, 700 * time.Millisecond, 1700 * time.Millisecond}
+	// Up, updatePeriod, down: three times.
+	want := []time.Duration{1700 * time.Millisecond, 1700 * time.Millisecond, 1700 * time.Millisecond}
 	if !slices.Equal(pauses, want) {
 		t.Errorf("pauses = %v, want %v", pauses, want)
 	}
