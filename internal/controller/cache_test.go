@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
 	"github.com/deployconfig/deployconfig/internal/cachedconfig"
@@ -246,5 +247,87 @@ func TestCachedDCDecidesAlike(t *testing.T) {
 	}
 	if _, ok := decoded.Annotations[cachedconfig.TemplateAnnotation]; ok || decoded.Annotations["team"] != "web" {
 		t.Errorf("encoded DeploymentConfig's annotations = %v, want the user's only", decoded.Annotations)
+	}
+}
+
+// TestCachedDCSelectorAndTypeMeta: the cache keeps a DeploymentConfig's
+// selector and kind as they are, sharing the labels' map only when the
+// selector is the labels, and a deep copy of the cached DC has maps of its
+// own.
+func TestCachedDCSelectorAndTypeMeta(t *testing.T) {
+	tests := []struct {
+		name     string
+		labels   map[string]string
+		selector map[string]string
+		shared   bool
+	}{
+		{name: "selector is the labels", labels: map[string]string{"app": "web"}, selector: map[string]string{"app": "web"}, shared: true},
+		{name: "labels with more", labels: map[string]string{"app": "web", "team": "a"}, selector: map[string]string{"app": "web"}},
+		{name: "other selector", labels: map[string]string{"app": "web"}, selector: map[string]string{"app": "api"}},
+		{name: "no labels", selector: map[string]string{"app": "web"}},
+		{name: "neither"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			full := testDC(func(dc *dcv1.DeploymentConfig) {
+				dc.Labels, dc.Spec.Selector = tt.labels, tt.selector
+				dc.SetGroupVersionKind(dcv1.GroupVersion.WithKind("DeploymentConfig"))
+			})
+			obj, err := transformDC(full.DeepCopy())
+			if err != nil {
+				t.Fatal(err)
+			}
+			slim := obj.(*dcv1.DeploymentConfig)
+			if !reflect.DeepEqual(slim.Labels, full.Labels) || !reflect.DeepEqual(slim.Spec.Selector, full.Spec.Selector) {
+				t.Errorf("cached labels %v, selector %v; want %v, %v", slim.Labels, slim.Spec.Selector, full.Labels, full.Spec.Selector)
+			}
+			if slim.TypeMeta != full.TypeMeta {
+				t.Errorf("cached type %+v, want %+v", slim.TypeMeta, full.TypeMeta)
+			}
+			shared := slim.Spec.Selector != nil && reflect.ValueOf(slim.Spec.Selector).UnsafePointer() == reflect.ValueOf(slim.Labels).UnsafePointer()
+			if shared != tt.shared {
+				t.Errorf("selector shares the labels' map: %v, want %v", shared, tt.shared)
+			}
+			copied := slim.DeepCopy()
+			if copied.Spec.Selector != nil {
+				copied.Spec.Selector["changed"] = "yes"
+				if _, ok := copied.Labels["changed"]; ok {
+					t.Error("a deep copy of the cached DC shares its selector's map with its labels")
+				}
+				if _, ok := slim.Spec.Selector["changed"]; ok {
+					t.Error("changing a deep copy changed the cached DC")
+				}
+			}
+		})
+	}
+}
+
+// TestCachedTypeMeta: RCs and pods keep their kind and API version.
+func TestCachedTypeMeta(t *testing.T) {
+	rc := rcOf(t, testDC(nil), 1, dcv1.DeploymentPhaseComplete, 2)
+	rc.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ReplicationController"))
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-1-deploy"}}
+	pod.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Pod"))
+	tests := []struct {
+		name      string
+		transform func(any) (any, error)
+		obj       interface {
+			GetObjectKind() schema.ObjectKind
+		}
+	}{
+		{name: "replicationcontroller", transform: transformRC, obj: rc},
+		{name: "pod", transform: transformPod, obj: pod},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want := tt.obj.GetObjectKind().GroupVersionKind()
+			got, err := tt.transform(tt.obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if gvk := got.(interface{ GetObjectKind() schema.ObjectKind }).GetObjectKind().GroupVersionKind(); gvk != want {
+				t.Errorf("cached kind %v, want %v", gvk, want)
+			}
+		})
 	}
 }

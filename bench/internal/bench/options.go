@@ -50,7 +50,7 @@ func AllScenarios() []string {
 // KnownScenarios lists every scenario a run can include: the default ones
 // and those run only when asked for.
 func KnownScenarios() []string {
-	return append(AllScenarios(), ScenarioHostile, ScenarioInFlight, ScenarioFanOut, ScenarioDashboard, ScenarioLogCache)
+	return append(AllScenarios(), ScenarioHostile, ScenarioInFlight, ScenarioFanOut, ScenarioDashboard, ScenarioLogCache, ScenarioCache)
 }
 
 // Options configure a run.

@@ -58,6 +58,17 @@ func Run(ctx context.Context, o Options) (*report.Report, Outputs, error) {
 	if err := os.MkdirAll(o.OutDir, 0o755); err != nil {
 		return nil, Outputs{}, fmt.Errorf("making %s: %w", o.OutDir, err)
 	}
+	if o.runs(ScenarioCache) {
+		// Before the cluster, so that nothing else is in the heap it reads.
+		path, err := cacheScenario(o)
+		if err != nil {
+			return nil, Outputs{}, err
+		}
+		fmt.Fprintf(o.Log, "Cache per kind: %s\n", path)
+		if len(o.Scenarios) == 1 {
+			return nil, Outputs{Markdown: path}, nil
+		}
+	}
 	rep := &report.Report{Started: time.Now(), Machine: procstat.ReadMachine(), Settings: settings(o)}
 	loadAtStart := procstat.LoadAverage()
 	e, err := newEnv(ctx, o)
