@@ -10,6 +10,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/deployconfig/deployconfig/bench/internal/bench"
 	"github.com/deployconfig/deployconfig/bench/internal/bench/nodebench"
+	"github.com/deployconfig/deployconfig/bench/internal/bench/report"
 )
 
 // scenarioNode is the real-node scenario, which nodebench runs on a
@@ -43,6 +45,9 @@ func main() {
 }
 
 func run() error {
+	if len(os.Args) > 1 && os.Args[1] == objectiveCommand {
+		return objective(os.Stdout, os.Args[2:])
+	}
 	cfg, err := parseFlags(os.Args[1:])
 	if err != nil {
 		return err
@@ -73,6 +78,30 @@ func run() error {
 	return errors.Join(kwokErr, err)
 }
 
+// objectiveCommand is dc-bench's one subcommand: `dc-bench objective
+// REPORT.json...` prints the rollout latency objective's table from saved
+// reports, the playground's and the real node's, a later file's row
+// replacing an earlier one's, so that docs/scaling.md can show the short
+// runs of the default bench beside the run of record at N=1000.
+const objectiveCommand = "objective"
+
+// objective prints the objective's table merged from the reports in args.
+func objective(w io.Writer, args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("usage: dc-bench %s REPORT.json... (later files' rows replace earlier ones')", objectiveCommand)
+	}
+	lists := make([][]report.Objective, 0, len(args))
+	for _, path := range args {
+		rows, err := report.ReadObjective(path)
+		if err != nil {
+			return err
+		}
+		lists = append(lists, rows)
+	}
+	_, err := fmt.Fprintf(w, "%s\n\n%s", report.ObjectiveDefinition, report.ObjectiveTable(report.MergeObjective(lists...), report.WhereKwok, report.WhereNode))
+	return err
+}
+
 // parseFlags turns the command line into benchmark options.
 func parseFlags(args []string) (config, error) {
 	o := bench.DefaultOptions()
@@ -89,7 +118,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&nodeOpts.Rollouts, "node-rollouts", nodeOpts.Rollouts, "measured rollouts of each system in the node scenario")
 	fs.StringVar(&nodeOpts.DeployerMode, "node-deployer-mode", nodeOpts.DeployerMode, "dc-controller's --deployer-mode in the node scenario: pod (its default, a deployer pod per rollout) or controller-when-possible (the DC's rollouts run in dc-controller)")
 	systems := fs.String("systems", "", "limit the rollout scenarios to DeploymentConfig or Deployment (default both)")
-	dcModes := fs.String("dc-modes", bench.ModePod, "deployer modes the throughput scenario runs DeploymentConfigs in, comma-separated: "+bench.ModePod+" (dc-controller --deployer-mode=pod) and/or "+bench.ModeController+" (--deployer-mode=controller-when-possible); each runs alongside the Deployment in every repeat, the order rotating; latency and hostile use the first")
+	dcModes := fs.String("dc-modes", bench.ModePod+","+bench.ModeController, "deployer modes the throughput scenario runs DeploymentConfigs in, comma-separated: "+bench.ModePod+" (dc-controller --deployer-mode=pod) and/or "+bench.ModeController+" (--deployer-mode=controller-when-possible); each runs alongside the Deployment in every repeat, the order rotating; latency and hostile use the first")
 	fs.StringVar(&o.Label, "label", "", "add this to the output files' names (<date>-<label>.*)")
 	sizes := fs.String("sizes", joinInts(o.Sizes), "N of the throughput scenario, comma-separated")
 	repeat := fs.Int("repeat", o.Repeat, "runs of each size; the system that goes first alternates (--quick: 2)")

@@ -144,6 +144,7 @@ func (r *runner) analyze(rep *report.Report) error {
 	}
 	rep.Throughput = r.throughputs(l)
 	rep.CriticalPaths = r.criticalPaths(l)
+	rep.Objective = r.objective(l)
 	if r.hostileRun != nil {
 		rep.Hostile = r.hostileOf(l)
 		rep.Notes = append(rep.Notes, hostileNotes(rep.Hostile, r.hostileRun)...)
@@ -173,6 +174,7 @@ func (l *ledger) triggerTime(p *phaseRecord, name string) time.Time {
 // latencyOf summarizes a phase's per-rollout delays.
 func (r *runner) latencyOf(l *ledger, p *phaseRecord) report.Latency {
 	var toPod, toStart, toDone []float64
+	firstPod, _ := l.objectiveSamples(p)
 	for _, name := range p.Names {
 		trigger := l.triggerTime(p, name)
 		if trigger.IsZero() {
@@ -190,7 +192,8 @@ func (r *runner) latencyOf(l *ledger, p *phaseRecord) report.Latency {
 		}
 	}
 	lat := report.Latency{System: p.System, Mode: p.Mode, Load: p.Load, InFlight: p.InFlight,
-		ToDeployerPod: stats.Summarize(toPod), ToComplete: stats.Summarize(toDone), ToDeployerStart: stats.Summarize(toStart)}
+		ToDeployerPod: stats.Summarize(toPod), ToComplete: stats.Summarize(toDone), ToDeployerStart: stats.Summarize(toStart),
+		ToFirstPod: stats.Summarize(firstPod)}
 	if p.Repeat > 0 && r.o.Repeat > 1 {
 		lat.Load += fmt.Sprintf(" [repeat %d, %s first]", p.Repeat, p.First)
 	}
@@ -202,6 +205,40 @@ func (r *runner) latencyOf(l *ledger, p *phaseRecord) report.Latency {
 		lat.Rest = stats.Summarize(less(toDone, lat.PrescribedSeconds))
 	}
 	return lat
+}
+
+// objectiveSamples are a phase's per-rollout seconds from the trigger to
+// the first new pod the watch saw and to completion, each over the
+// rollouts that have it.
+func (l *ledger) objectiveSamples(p *phaseRecord) (firstPod, complete []float64) {
+	for _, name := range p.Names {
+		trigger := l.triggerTime(p, name)
+		if trigger.IsZero() {
+			continue
+		}
+		if seen, ok := p.Steps[name][report.StepFirstPod]; ok {
+			firstPod = append(firstPod, seen.Sub(trigger).Seconds())
+		}
+		if done, ok := p.Done[name]; ok {
+			complete = append(complete, done.Sub(trigger).Seconds())
+		}
+	}
+	return firstPod, complete
+}
+
+// objective pools the throughput phases' rollouts (triggered at once, not
+// the probes) over the repeats, per size, phase, system and mode.
+func (r *runner) objective(l *ledger) []report.Objective {
+	var samples []report.ObjectiveSamples
+	for _, p := range r.records {
+		if p.Probe || p.Repeat == 0 || (p.Phase != report.PhaseFirst && p.Phase != report.PhaseChange) {
+			continue
+		}
+		firstPod, complete := l.objectiveSamples(p)
+		samples = append(samples, report.ObjectiveSamples{Key: report.ObjectiveKey{Where: report.WhereKwok, N: p.N, Phase: p.Phase, System: p.System, Mode: p.Mode},
+			FirstPod: firstPod, Complete: complete})
+	}
+	return report.PoolObjective(samples)
 }
 
 // prescribedPause is how long the benchmark DC's own settings make its

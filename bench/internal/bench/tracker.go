@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -77,7 +78,21 @@ func (t *tracker) scaled(name string) {
 // mark records step of name now, unless the rollout has ended or no phase
 // is under way; latest replaces an earlier time.
 func (t *tracker) mark(name, step string, latest bool) {
-	now := time.Now()
+	t.markAt(name, step, time.Now(), latest)
+}
+
+// firstPod notes that the watch saw, at seen, a pod of version of name's
+// rollout: the first of the phase's version is the rollout's first new pod.
+func (t *tracker) firstPod(name string, version int64, seen time.Time) {
+	if version != t.targetVersion() {
+		return
+	}
+	t.markAt(name, report.StepFirstPod, seen, false)
+}
+
+// markAt records step of name at now, unless the rollout has ended or no
+// phase is under way; latest replaces an earlier time.
+func (t *tracker) markAt(name, step string, now time.Time, latest bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.target == 0 {
@@ -265,8 +280,114 @@ func watchDCs(ctx context.Context, kube kubernetes.Interface, namespace string, 
 	if _, err := informer.AddEventHandler(scaleHandler(t, rcOwner, "")); err != nil {
 		return fmt.Errorf("watching scales: %w", err)
 	}
+	// The pods' informer is a factory of its own: the RCs' selects on a
+	// label their pods do not carry.
+	pods := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(namespace),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = dcv1.DeploymentSelectorLabel }))
+	if _, err := pods.Core().V1().Pods().Informer().AddEventHandler(podHandler(func(pod *corev1.Pod, seen time.Time) {
+		if name, version, ok := dcPodOf(pod); ok {
+			t.firstPod(name, version, seen)
+		}
+	})); err != nil {
+		return fmt.Errorf("watching pods: %w", err)
+	}
+	pods.Start(ctx.Done())
 	return runInformer(ctx, factory, informer, handle)
 }
+
+// dcPodOf is the DC and version whose RC an application pod belongs to
+// (its deployment label names the RC); deployer and hook pods are not.
+func dcPodOf(pod *corev1.Pod) (string, int64, bool) {
+	if _, deployer := pod.Labels[dcv1.DeployerPodForDeploymentLabel]; deployer {
+		return "", 0, false
+	}
+	name := pod.Labels[dcv1.DeploymentConfigSelectorLabel]
+	if name == "" {
+		return "", 0, false
+	}
+	version, ok := deployment.NameVersion(name, pod.Labels[dcv1.DeploymentSelectorLabel])
+	return name, version, ok
+}
+
+// podHandler calls seen with each pod the first time the watch shows it,
+// and when it showed it.
+func podHandler(seen func(pod *corev1.Pod, at time.Time)) cache.ResourceEventHandlerFuncs {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if pod, ok := obj.(*corev1.Pod); ok {
+				seen(pod, time.Now())
+			}
+		},
+	}
+}
+
+// rsPods finds the first new pod of each Deployment rollout: a pod of a
+// ReplicaSet whose revision is the Deployment's generation (dc-bench's
+// Deployments change nothing but their template, so the revision of
+// generation g's ReplicaSet is g). Pods and ReplicaSets come on separate
+// watches: a pod seen before its ReplicaSet waits for it, with the time
+// it was seen.
+type rsPods struct {
+	t  *tracker
+	mu sync.Mutex
+	// owners are the ReplicaSets seen, by name: their Deployment and
+	// revision.
+	owners map[string]rsOwnerOf
+	// early is when the first pod of a ReplicaSet not yet seen was seen.
+	early map[string]time.Time
+}
+
+// rsOwnerOf is a ReplicaSet's Deployment and revision.
+type rsOwnerOf struct {
+	deployment string
+	revision   int64
+}
+
+func newRSPods(t *tracker) *rsPods {
+	return &rsPods{t: t, owners: map[string]rsOwnerOf{}, early: map[string]time.Time{}}
+}
+
+// replicaSet notes a ReplicaSet seen, with the first pod seen of it
+// before it.
+func (p *rsPods) replicaSet(rs *appsv1.ReplicaSet) {
+	ref := metav1.GetControllerOf(rs)
+	revision, err := strconv.ParseInt(rs.Annotations[deploymentRevisionAnnotation], 10, 64)
+	if ref == nil || ref.Kind != "Deployment" || err != nil {
+		return
+	}
+	owner := rsOwnerOf{deployment: ref.Name, revision: revision}
+	p.mu.Lock()
+	p.owners[rs.Name] = owner
+	seen, early := p.early[rs.Name]
+	delete(p.early, rs.Name)
+	p.mu.Unlock()
+	if early {
+		p.t.firstPod(owner.deployment, owner.revision, seen)
+	}
+}
+
+// pod notes a pod seen at seen.
+func (p *rsPods) pod(pod *corev1.Pod, seen time.Time) {
+	ref := metav1.GetControllerOf(pod)
+	if ref == nil || ref.Kind != "ReplicaSet" {
+		return
+	}
+	p.mu.Lock()
+	owner, known := p.owners[ref.Name]
+	if !known {
+		if _, ok := p.early[ref.Name]; !ok {
+			p.early[ref.Name] = seen
+		}
+	}
+	p.mu.Unlock()
+	if known {
+		p.t.firstPod(owner.deployment, owner.revision, seen)
+	}
+}
+
+// deploymentRevisionAnnotation is the Deployment controller's revision of
+// a ReplicaSet.
+const deploymentRevisionAnnotation = "deployment.kubernetes.io/revision"
 
 // watchDeployments feeds the tracker from the namespace's Deployments.
 func watchDeployments(ctx context.Context, kube kubernetes.Interface, namespace string, t *tracker) error {
@@ -284,10 +405,32 @@ func watchDeployments(ctx context.Context, kube kubernetes.Interface, namespace 
 		}
 	}
 	informer := factory.Apps().V1().Deployments().Informer()
-	// The ReplicaSets' informer starts with the factory; runInformer
-	// waits for the Deployments' alone, as completion needs only them.
-	if _, err := factory.Apps().V1().ReplicaSets().Informer().AddEventHandler(scaleHandler(t, rsOwner, report.StepRSCreated)); err != nil {
+	// The ReplicaSets' and pods' informers start with the factory;
+	// runInformer waits for the Deployments' alone, as completion needs
+	// only them.
+	replicaSets := factory.Apps().V1().ReplicaSets().Informer()
+	if _, err := replicaSets.AddEventHandler(scaleHandler(t, rsOwner, report.StepRSCreated)); err != nil {
 		return fmt.Errorf("watching scales: %w", err)
+	}
+	newPods := newRSPods(t)
+	if _, err := replicaSets.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if rs, ok := obj.(*appsv1.ReplicaSet); ok {
+				newPods.replicaSet(rs)
+			}
+		},
+		// The controller writes the revision annotation after the
+		// create when it adopts or bumps a ReplicaSet.
+		UpdateFunc: func(_, obj any) {
+			if rs, ok := obj.(*appsv1.ReplicaSet); ok {
+				newPods.replicaSet(rs)
+			}
+		},
+	}); err != nil {
+		return fmt.Errorf("watching ReplicaSets: %w", err)
+	}
+	if _, err := factory.Core().V1().Pods().Informer().AddEventHandler(podHandler(newPods.pod)); err != nil {
+		return fmt.Errorf("watching pods: %w", err)
 	}
 	return runInformer(ctx, factory, informer, handle)
 }

@@ -88,7 +88,8 @@ func TestWriteMarkdownInController(t *testing.T) {
 		"No deployer pod to split the DC's time at",
 		"The deployer-mode target (controller-when-possible mode): the same rest (p50 3.00 s, p99 5.00 s) ≤ the Deployment's trigger → Complete alone: 4.00 s, 6.00 s. Met: yes.",
 		"None: no deployer pod ran.",
-		"| 2 | DeploymentConfig |  |  | 8.00 |  |  |",
+		"| 2 | DeploymentConfig |  |  |  | 8.00 |  |  |",
+		"| real node | 1 | DC, controller mode | template change | — | — | 8.00 s | 10.00 s | 4 (first pod: 0) |",
 		"| deployer mode | controller-when-possible (dc-controller's --deployer-mode) |",
 	} {
 		if !strings.Contains(md, want) {

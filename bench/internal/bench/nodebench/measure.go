@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
@@ -39,11 +40,26 @@ type measurer struct {
 // before the write that succeeded, which is the rollout's start.
 type trigger func(ctx context.Context) (time.Time, error)
 
-// rolloutDC starts rollout version of the DC with start and times it.
+// rolloutDC starts rollout version of the DC with start and times it,
+// with its first new pod.
 func (m *measurer) rolloutDC(ctx context.Context, version int64, start trigger) (Sample, error) {
-	if m.inController {
-		return m.rolloutDCInController(ctx, version, start)
-	}
+	selector := dcPodSelector(deployment.Name(dcName, version))
+	return m.withFirstPod(ctx, selector, dcv1.DeploymentSelectorLabel, func(mark func(time.Time)) (Sample, error) {
+		marked := func(ctx context.Context) (time.Time, error) {
+			t0, err := start(ctx)
+			mark(t0)
+			return t0, err
+		}
+		if m.inController {
+			return m.rolloutDCInController(ctx, version, marked)
+		}
+		return m.rolloutDCPod(ctx, version, marked)
+	})
+}
+
+// rolloutDCPod starts rollout version of the DC, run by a deployer pod,
+// with start and times it.
+func (m *measurer) rolloutDCPod(ctx context.Context, version int64, start trigger) (Sample, error) {
 	ctx, cancel := context.WithTimeout(ctx, m.timeout)
 	defer cancel()
 	rcName := deployment.Name(dcName, version)
@@ -196,8 +212,21 @@ func deployerContainerID(pod *corev1.Pod) string {
 
 // rolloutDeployment starts a rollout of the Deployment with start and
 // waits until it is complete as `kubectl rollout status` says: generation
-// is the Deployment's generation after start's write.
+// is the Deployment's generation after start's write. It times the first
+// new pod too.
 func (m *measurer) rolloutDeployment(ctx context.Context, start func(ctx context.Context) (time.Time, int64, error)) (Sample, error) {
+	selector := labels.Set{"app": deploymentName}.String()
+	return m.withFirstPod(ctx, selector, deploymentVersionLabel, func(mark func(time.Time)) (Sample, error) {
+		return m.rolloutDeploymentOnly(ctx, func(ctx context.Context) (time.Time, int64, error) {
+			t0, generation, err := start(ctx)
+			mark(t0)
+			return t0, generation, err
+		})
+	})
+}
+
+// rolloutDeploymentOnly is rolloutDeployment without the first new pod.
+func (m *measurer) rolloutDeploymentOnly(ctx context.Context, start func(ctx context.Context) (time.Time, int64, error)) (Sample, error) {
 	ctx, cancel := context.WithTimeout(ctx, m.timeout)
 	defer cancel()
 	w, err := m.watchName(ctx, "deployments", deploymentName)

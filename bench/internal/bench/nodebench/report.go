@@ -81,6 +81,10 @@ type Sample struct {
 	Iteration int `json:"iteration"`
 	// Complete is seconds from the trigger to the rollout complete.
 	Complete float64 `json:"completeSeconds"`
+	// FirstPod is seconds from the trigger to the watch seeing the first
+	// pod of the new version (the DC's pod of the new RC, the
+	// Deployment's of the new ReplicaSet); 0 when it was not seen.
+	FirstPod float64 `json:"firstNewPodSeconds,omitempty"`
 	// DeployerRunning is seconds from the trigger to the deployer pod seen
 	// Running (DeploymentConfig only).
 	DeployerRunning float64 `json:"deployerRunningSeconds,omitempty"`
@@ -140,6 +144,10 @@ type Summary struct {
 	ContainerPeakMiB stats.Summary `json:"deployerContainerPeakMiB"`
 	RSSMiB           stats.Summary `json:"deployerRSSMiB"`
 	Failed           int           `json:"failed"`
+	// Objective is the real node's rows of the rollout latency objective:
+	// one idle template change at a time, in the run's deployer mode and
+	// for the Deployment.
+	Objective []report.Objective `json:"objective"`
 }
 
 // Summarize computes the tables from the samples; failed samples count
@@ -158,6 +166,9 @@ func (r *Report) Summarize() Summary {
 			continue
 		}
 		v["complete"] = append(v["complete"], smp.Complete)
+		if smp.FirstPod > 0 {
+			v["firstPod"] = append(v["firstPod"], smp.FirstPod)
+		}
 		if smp.System != SystemDC {
 			continue
 		}
@@ -183,10 +194,22 @@ func (r *Report) Summarize() Summary {
 			rss = append(rss, mib(smp.DeployerRSS))
 		}
 	}
+	// The rows' order is fixed: the targets read Rows[0] and Rows[1].
 	s.Rows = []Row{
 		row("trigger → deployer pod Running (s)", values[SystemDC]["running"], nil),
 		row("trigger → Complete (s)", values[SystemDC]["complete"], values[SystemDeployment]["complete"]),
+		row("trigger → first new pod (s)", values[SystemDC]["firstPod"], values[SystemDeployment]["firstPod"]),
 	}
+	mode := report.ModePod
+	if r.Settings.Mode() == dcv1.DeployerModeControllerWhenPossible {
+		mode = report.ModeController
+	}
+	s.Objective = measured(report.PoolObjective([]report.ObjectiveSamples{
+		{Key: report.ObjectiveKey{Where: report.WhereNode, N: 1, Phase: report.PhaseChange, System: SystemDC, Mode: mode},
+			FirstPod: values[SystemDC]["firstPod"], Complete: values[SystemDC]["complete"]},
+		{Key: report.ObjectiveKey{Where: report.WhereNode, N: 1, Phase: report.PhaseChange, System: SystemDeployment},
+			FirstPod: values[SystemDeployment]["firstPod"], Complete: values[SystemDeployment]["complete"]},
+	}))
 	s.Breakdown = []Row{
 		row("trigger → deployer pod Running", values[SystemDC]["running"], nil),
 		row("deployer pod Running → its first log line (process start)", values[SystemDC]["start"], nil),
@@ -202,6 +225,18 @@ func (r *Report) Summarize() Summary {
 	return s
 }
 
+// measured keeps the objective rows that have samples: a system that ran
+// no rollout is "not measured" in the table, not a row of dashes.
+func measured(rows []report.Objective) []report.Objective {
+	out := rows[:0]
+	for _, r := range rows {
+		if r.Complete.Count > 0 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 func row(measure string, dc, deployment []float64) Row {
 	r := Row{Measure: measure, DC: stats.Summarize(dc), Deployment: stats.Summarize(deployment)}
 	r.RatioP50 = stats.Ratio(r.DC.P50, r.Deployment.P50)
@@ -213,10 +248,14 @@ func mib(b uint64) float64 { return float64(b) / (1 << 20) }
 
 // WriteJSON saves the report with its summary.
 func (r *Report) WriteJSON(path string) error {
+	s := r.Summarize()
 	data, err := json.MarshalIndent(struct {
 		*Report
 		Summary Summary `json:"summary"`
-	}{r, r.Summarize()}, "", "  ")
+		// Objective repeats the summary's rows where report.ReadObjective
+		// looks for them, as in the playground's report.
+		Objective []report.Objective `json:"objective"`
+	}{r, s, s.Objective}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encoding the report: %w", err)
 	}
@@ -257,15 +296,19 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			r.Settings.Mode(), s.Rest.P50, s.Rest.P99, dep.P50, dep.P99, yesNo(s.RestWithinDeployment))
 	}
 	writeMemory(&b, s, inController)
-	b.WriteString("\n## Every rollout\n\n| # | system | trigger → deployer Running (s) | trigger → deployer Succeeded (s) | trigger → Complete (s) | pod peak MiB | error |\n| ---: | --- | ---: | ---: | ---: | ---: | --- |\n")
+	b.WriteString("\n## Objective: rollout latency\n\n" + report.ObjectiveDefinition + "\n\n" + report.ObjectiveTable(s.Objective, report.WhereNode))
+	b.WriteString("\n## Every rollout\n\n| # | system | trigger → deployer Running (s) | trigger → deployer Succeeded (s) | trigger → first new pod (s) | trigger → Complete (s) | pod peak MiB | error |\n| ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |\n")
 	for _, smp := range r.Samples {
-		running, done, peak := "", "", ""
+		running, done, peak, first := "", "", "", ""
 		if smp.System == SystemDC && smp.Err == "" && !smp.InController {
 			running = fmt.Sprintf("%.2f", smp.DeployerRunning)
 			done = fmt.Sprintf("%.2f", smp.DeployerDone)
 			peak = fmt.Sprintf("%.1f", mib(smp.DeployerPeak))
 		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %.2f | %s | %s |\n", smp.Iteration, smp.System, running, done, smp.Complete, peak, smp.Err)
+		if smp.FirstPod > 0 {
+			first = fmt.Sprintf("%.2f", smp.FirstPod)
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %.2f | %s | %s |\n", smp.Iteration, smp.System, running, done, first, smp.Complete, peak, smp.Err)
 	}
 	writeSettings(&b, r)
 	if len(r.Notes) > 0 {

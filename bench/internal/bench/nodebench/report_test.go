@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/deployconfig/deployconfig/bench/internal/bench/report"
 )
 
 // sampleReport has 4 rollouts of each system and one failure.
@@ -21,9 +23,9 @@ func sampleReport() *Report {
 	for i, v := range []struct{ running, done, dc, dep float64 }{{1, 7, 8, 4}, {2, 9, 10, 5}, {3, 10, 12, 6}, {4, 18, 20, 8}} {
 		r.Samples = append(r.Samples,
 			Sample{System: SystemDC, Iteration: i + 1, DeployerRunning: v.running, DeployerDone: v.done, Complete: v.dc,
-				LogFirst: v.running + 0.5, LogLast: v.done - 1, DeployerExited: v.done - 0.5,
+				LogFirst: v.running + 0.5, LogLast: v.done - 1, DeployerExited: v.done - 0.5, FirstPod: v.running + 1,
 				DeployerPeak: uint64(10+i) << 20, DeployerContainerPeak: uint64(8+i) << 20, DeployerRSS: uint64(6+i) << 20},
-			Sample{System: SystemDeployment, Iteration: i + 1, Complete: v.dep})
+			Sample{System: SystemDeployment, Iteration: i + 1, Complete: v.dep, FirstPod: v.dep / 4})
 	}
 	r.Samples = append(r.Samples, Sample{System: SystemDC, Iteration: 5, Err: "rollout web-dc-6 failed"})
 	return r
@@ -34,8 +36,19 @@ func TestSummarize(t *testing.T) {
 	if s.Failed != 1 {
 		t.Errorf("Failed = %d, want 1", s.Failed)
 	}
-	if len(s.Rows) != 2 {
-		t.Fatalf("%d rows, want 2", len(s.Rows))
+	if len(s.Rows) != 3 {
+		t.Fatalf("%d rows, want 3", len(s.Rows))
+	}
+	// First new pod: DC 2, 3, 4, 5; Deployment 1, 1.25, 1.5, 2.
+	if first := s.Rows[2]; first.DC.P50 != 3 || first.DC.P99 != 5 || first.Deployment.P50 != 1.25 || first.Deployment.P99 != 2 {
+		t.Errorf("first new pod row = %+v, want DC 3 / 5, Deployment 1.25 / 2", first)
+	}
+	if len(s.Objective) != 2 {
+		t.Fatalf("objective rows %+v, want the DC's (pod mode) and the Deployment's", s.Objective)
+	}
+	if dc := s.Objective[0]; dc.Where != report.WhereNode || dc.N != 1 || dc.Mode != report.ModePod || dc.Phase != report.PhaseChange ||
+		dc.FirstPod.P50 != 3 || dc.Complete.P99 != 20 || dc.Complete.Count != 4 {
+		t.Errorf("DC objective row %+v", dc)
 	}
 	running, complete := s.Rows[0], s.Rows[1]
 	// Nearest rank: p50 of 4 samples is the 2nd, p99 the 4th.
@@ -77,8 +90,11 @@ func TestWriteMarkdown(t *testing.T) {
 		"make its deployer pause 5 s in each rollout",
 		"less the prescribed 5 s (p50 5.00 s, p99 15.00 s) ≤ the Deployment's trigger → Complete + the deployer pod's start (trigger → Running): 7.00 s, 12.00 s. Met: **no**.",
 		"| pod peak (memory.max_usage_in_bytes of the pod: deployer + pause, page cache included) | 11.0 | 13.0 | 4 |",
-		"| 5 | DeploymentConfig |  |  | 0.00 |  | rollout web-dc-6 failed |",
-		"| 2 | DeploymentConfig | 2.00 | 9.00 | 10.00 | 11.0 |  |",
+		"| 5 | DeploymentConfig |  |  |  | 0.00 |  | rollout web-dc-6 failed |",
+		"| 2 | DeploymentConfig | 2.00 | 9.00 | 3.00 | 10.00 | 11.0 |  |",
+		"| trigger → first new pod (s) | 3.00 | 5.00 | 1.25 | 2.00 | 2.40 | 2.50 | 4 / 4 |",
+		"| real node | 1 | DC, pod mode | template change | 3.00 s | 5.00 s | 10.00 s | 20.00 s | 4 |",
+		"| real node | 1 | DC, controller mode | template change | not measured | | | | |",
 		"| first → last log line (the strategy: scaling, readiness, pauses) | 5.50 | 12.50 |",
 		"| strategy | Rolling, maxSurge 25%, maxUnavailable 25% (both); DC: updatePeriodSeconds 1, intervalSeconds 1 |",
 		"Run took 2m5s.",
@@ -114,6 +130,9 @@ func TestWriteJSONHasTheSummary(t *testing.T) {
 	}
 	if err := json.Unmarshal(data, &got); err != nil {
 		t.Fatal(err)
+	}
+	if rows, err := report.ReadObjective(path); err != nil || len(rows) != 2 {
+		t.Errorf("objective rows from the JSON: %+v, %v; want 2", rows, err)
 	}
 	if len(got.Samples) != 9 || got.Summary.Rows[1].RatioP50 != 2 {
 		t.Errorf("JSON has %d samples and Complete ratio %v, want 9 and 2", len(got.Samples), got.Summary.Rows[1].RatioP50)

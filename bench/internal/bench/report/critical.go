@@ -36,6 +36,11 @@ const (
 	StepFirstScale   = "first scale"
 	StepLastScale    = "last scale"
 	StepComplete     = "Complete"
+	// StepFirstPod is when dc-bench's watch first saw a pod of the new
+	// version (a DC's pod of the new RC, a Deployment's of the new
+	// ReplicaSet): not a step of the critical path's chain, but the
+	// objective's "trigger → first new pod".
+	StepFirstPod = "first new pod"
 )
 
 // PathSteps is the critical path of a rollout of a system in a mode, in

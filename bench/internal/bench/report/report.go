@@ -57,6 +57,10 @@ type Report struct {
 	// CriticalPaths split the throughput phases' rollouts into the steps
 	// of their critical path, per size, phase, system and mode.
 	CriticalPaths []CriticalPath `json:"criticalPaths,omitempty"`
+	// Objective is the published rollout latency objective's figures:
+	// trigger → first new pod and → Complete per size, phase, system and
+	// mode, pooled over the repeats (see Objective).
+	Objective []Objective `json:"objective,omitempty"`
 	// Controller is dc-controller's resource use during the rollout
 	// scenarios (one process for all of them).
 	Controller *procstat.Usage `json:"controller,omitempty"`
@@ -228,6 +232,10 @@ type Latency struct {
 	ToDeployerPod stats.Summary `json:"toDeployerPod"`
 	// ToComplete is from the trigger to the rollout's completion.
 	ToComplete stats.Summary `json:"toComplete"`
+	// ToFirstPod is from the trigger to dc-bench's watch seeing the first
+	// pod of the new version (a DC's pod of the new RC, a Deployment's of
+	// the new ReplicaSet): when the user's change first runs.
+	ToFirstPod stats.Summary `json:"toFirstPod"`
 	// ToDeployerStart is from the trigger to the deployer pod's start: the
 	// first status its kubelet (on kwok the pod runtime) wrote for it.
 	ToDeployerStart stats.Summary `json:"toDeployerStart"`
