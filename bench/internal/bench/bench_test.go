@@ -342,12 +342,12 @@ func TestLatencyAtIdleSplit(t *testing.T) {
 		Names: []string{"dc-00000"}, InFlight: 1, Load: "idle (one at a time)", Done: map[string]time.Time{"dc-00000": at(7.5)}}
 	got := (&runner{o: Options{Replicas: 3}}).latencyOf(l, p)
 	// 3 replicas, maxSurge 25% (1), maxUnavailable 25% (0): three
-	// scale-ups with updatePeriodSeconds 1 and two intervals of 1 s.
-	if got.PrescribedSeconds != 5 {
-		t.Errorf("prescribed %v s, want 5", got.PrescribedSeconds)
+	// scale-ups with updatePeriodSeconds 1 (intervalSeconds is never slept).
+	if got.PrescribedSeconds != 3 {
+		t.Errorf("prescribed %v s, want 3", got.PrescribedSeconds)
 	}
-	if got.ToComplete.P50 != 6.5 || got.Rest.P50 != 1.5 {
-		t.Errorf("to complete %v, rest %v; want 6.5 and 1.5", got.ToComplete.P50, got.Rest.P50)
+	if got.ToComplete.P50 != 6.5 || got.Rest.P50 != 3.5 {
+		t.Errorf("to complete %v, rest %v; want 6.5 and 3.5", got.ToComplete.P50, got.Rest.P50)
 	}
 	if got.ToDeployerStart.Count != 1 || math.Abs(got.ToDeployerStart.P50-0.4) > 1e-9 {
 		t.Errorf("to deployer start %+v, want 0.4 s", got.ToDeployerStart)
