@@ -147,7 +147,7 @@ tools-node: ## The real node's tools: the control plane, kubelet, Prometheus, an
 
 .PHONY: test-node
 test-node: tools-node build ## End-to-end tests on a real node (kubelet, containerd, real containers; needs root).
-	DC_BIN=$(BIN) $(TIMED) 'real node' go test -count=1 -timeout 25m ./test/node/
+	DC_BIN=$(BIN) $(TIMED) 'real node' go test -count=1 -timeout 45m ./test/node/
 
 .PHONY: chaos
 # Both deployer modes run even when the first fails, each ending with its
