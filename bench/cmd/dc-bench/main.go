@@ -48,6 +48,9 @@ func run() error {
 	if len(os.Args) > 1 && os.Args[1] == objectiveCommand {
 		return objective(os.Stdout, os.Args[2:])
 	}
+	if len(os.Args) > 1 && os.Args[1] == renderCommand {
+		return render(os.Args[2:])
+	}
 	cfg, err := parseFlags(os.Args[1:])
 	if err != nil {
 		return err
@@ -84,6 +87,27 @@ func run() error {
 // replacing an earlier one's, so that docs/scaling.md can show the short
 // runs of the default bench beside the run of record at N=1000.
 const objectiveCommand = "objective"
+
+// renderCommand is `dc-bench render REPORT.json...`: each saved report's
+// Markdown written again beside it, with this build's targets and tables,
+// so that a run of record made before a target was added or changed
+// says whether it is met, with no second run of hours.
+const renderCommand = "render"
+
+// render rewrites the Markdown of each saved report in args.
+func render(args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("usage: dc-bench %s REPORT.json... (writes REPORT.md beside each)", renderCommand)
+	}
+	for _, path := range args {
+		out, err := bench.Render(path)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("Report: %s\n", out)
+	}
+	return nil
+}
 
 // objective prints the objective's table merged from the reports in args.
 func objective(w io.Writer, args []string) error {
@@ -145,6 +169,11 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&o.ProbeInterval, "probe-interval", o.ProbeInterval, "time between two probes' triggers")
 	footprint := fs.String("footprint-sizes", joinInts(o.FootprintSizes), "DC counts of the footprint scenario, comma-separated")
 	revisions := fs.String("footprint-revisions", joinInts(o.FootprintRevisions), "revisions each DC of the footprint scenario keeps: one value, or one per footprint size for the DCs added to reach it")
+	fs.Func("footprint-replicas", fmt.Sprintf("replicas of each footprint DC, whose pods dc-bench makes and kwok runs (default %d; 0: no application pods, which dc-controller never caches, so that 20,000 DCs take minutes to make)", o.FootprintReplicas), func(s string) error {
+		n, err := strconv.ParseInt(s, 10, 32)
+		o.FootprintReplicas = int32(n)
+		return err
+	})
 	fs.IntVar(&o.FootprintClients, "footprint-clients", o.FootprintClients, "clients (each with its own rate limit) making the footprint's objects; 1 is how it was before the full-cost benchmark")
 	fs.StringVar(&o.CompatDir, "compat-dir", "", "the compat corpus whose pod templates the footprint DCs cycle through (default: $DC_COMPAT_DIR or ROOT/test/testdata/dc-corpus)")
 	fs.IntVar(&o.RawCreates, "raw-creates", o.RawCreates, "RC creates of the raw write throughput")

@@ -4,6 +4,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/deployconfig/deployconfig/bench/internal/bench/audit"
+	"github.com/deployconfig/deployconfig/bench/internal/bench/procstat"
 	"github.com/deployconfig/deployconfig/bench/internal/bench/report"
 )
 
@@ -421,5 +423,45 @@ func TestWithTemplateAndReferenced(t *testing.T) {
 	cms, secrets, accounts := referenced(dc.Spec.Template.Spec)
 	if !slices.Equal(cms, []string{"cfg"}) || !slices.Equal(secrets, []string{"tls", "db"}) || !slices.Equal(accounts, []string{"grafana"}) {
 		t.Errorf("referenced %v %v %v, want [cfg], [tls db] and [grafana]", cms, secrets, accounts)
+	}
+}
+
+// A saved report's Markdown is written again with this build's targets:
+// a row added since the run says met or not from the saved figures.
+func TestRenderRewritesTheMarkdown(t *testing.T) {
+	dir := t.TempDir()
+	rep := &report.Report{
+		Started: time.Date(2026, 12, 6, 6, 0, 0, 0, time.UTC),
+		Footprint: []report.Footprint{
+			{Mode: ModePod, DCs: 20000, Usage: procstat.Usage{PeakRSSBytes: 150 << 20}},
+			{Mode: ModeController, DCs: 20000, Usage: procstat.Usage{PeakRSSBytes: 230 << 20}},
+		},
+	}
+	path := filepath.Join(dir, "2026-12-06-x.json")
+	if err := rep.WriteJSON(path); err != nil {
+		t.Fatal(err)
+	}
+	out, err := Render(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "2026-12-06-x.md"); out != want {
+		t.Errorf("rendered to %s, want %s", out, want)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| pod mode: dc-controller peak RSS | ≤ 200 MB at 20000 DCs | 150.0 MB at 20000 DCs | yes |",
+		"| controller mode: dc-controller peak RSS | ≤ 200 MB at 20000 DCs | 230.0 MB at 20000 DCs | **no** |",
+		"| 20000 | controller |",
+	} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("rendered report lacks %q:\n%s", want, data)
+		}
+	}
+	if _, err := Render(filepath.Join(dir, "missing.json")); err == nil || !strings.Contains(err.Error(), "missing.json") {
+		t.Errorf("rendering a missing report: %v, want an error naming it", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/deployconfig/deployconfig/bench/internal/bench/chart"
@@ -234,12 +235,38 @@ func writeOutputs(o Options, rep *report.Report) (Outputs, error) {
 	return out, err
 }
 
+// Render writes the Markdown report of a run saved as JSON at path
+// again, beside it (REPORT.md for REPORT.json), with the chart of the same
+// name when there is one, and returns the Markdown's path.
+func Render(path string) (string, error) {
+	rep, err := report.ReadJSON(path)
+	if err != nil {
+		return "", err
+	}
+	rep.Targets = report.EvaluateTargets(rep)
+	base := strings.TrimSuffix(path, filepath.Ext(path))
+	chartName := ""
+	if _, err := os.Stat(base + ".png"); err == nil {
+		chartName = filepath.Base(base + ".png")
+	}
+	out := base + ".md"
+	f, err := os.Create(out)
+	if err != nil {
+		return "", fmt.Errorf("writing the report: %w", err)
+	}
+	err = report.WriteMarkdown(f, rep, chartName)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("writing the report: %w", cerr)
+	}
+	return out, err
+}
+
 // chartPanels are the chart's panels: each throughput phase, both systems.
 func chartPanels(rep *report.Report) []chart.Panel {
 	var panels []chart.Panel
 	for _, t := range rep.Throughput {
 		panels = append(panels, chart.Panel{
-			Title:  fmt.Sprintf("N=%d, %s, %s mode, repeat %d (DC/Deployment %.2f)", t.N, t.Phase, orPod(t.Mode), t.Repeat, t.Ratio),
+			Title:  fmt.Sprintf("N=%d, %s, %s mode, repeat %d (DC/Deployment %.2f)", t.N, t.Phase, report.ModeOrPod(t.Mode), t.Repeat, t.Ratio),
 			Series: []chart.Series{series(t.DC), series(t.Deployment)},
 		})
 	}
@@ -253,12 +280,4 @@ func series(run report.Run) chart.Series {
 		s.Points = append(s.Points, chart.Point{X: p.Seconds, Y: float64(p.Count)})
 	}
 	return s
-}
-
-// orPod is a row's DC mode, pod for rows of none.
-func orPod(mode string) string {
-	if mode == "" {
-		return ModePod
-	}
-	return mode
 }

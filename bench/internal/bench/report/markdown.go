@@ -316,17 +316,16 @@ func writeFootprint(b *strings.Builder, r *Report) {
 	b.WriteString("## 4. dc-controller footprint\n\n")
 	if len(r.Footprint) > 0 {
 		b.WriteString("dc-controller as its own process, started on a cluster that already holds the DCs, each with its revisions (RCs with the encoded DC) and their deployer pods; measured once its queues were empty and it had settled.\n\n")
-		b.WriteString("| DCs | revisions | RCs | deployer pods | peak RSS (VmHWM) | RSS at end: anonymous + file | Go heap in use | CPU s | sync s | writes while syncing | RSS per DC | marginal RSS per DC |\n")
-		b.WriteString("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+		b.WriteString("| DCs | DC mode | revisions | RCs | deployer pods | peak RSS (VmHWM) | RSS at end: anonymous + file | Go heap in use | CPU s | sync s | writes while syncing | RSS per DC | marginal RSS per DC |\n")
+		b.WriteString("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 		for i, f := range r.Footprint {
 			marginal := "—"
-			if i > 0 {
-				prev := r.Footprint[i-1]
+			if prev := previousFootprint(r.Footprint[:i], f.Mode); prev != nil {
 				if d := f.DCs - prev.DCs; d > 0 {
 					marginal = fmt.Sprintf("%.1f KB", (float64(f.Usage.PeakRSSBytes)-float64(prev.Usage.PeakRSSBytes))/float64(d)/1024)
 				}
 			}
-			fmt.Fprintf(b, "| %d | %d | %d | %d | %s | %s | %s | %.1f | %.0f | %d | %.1f KB | %s |\n", f.DCs, f.Revisions, f.RCs, f.DeployerPods,
+			fmt.Fprintf(b, "| %d | %s | %d | %d | %d | %s | %s | %s | %.1f | %.0f | %d | %.1f KB | %s |\n", f.DCs, ModeOrPod(f.Mode), f.Revisions, f.RCs, f.DeployerPods,
 				MB(f.Usage.PeakRSSBytes), rssSplit(f.Usage), MB(f.HeapBytes), f.Usage.CPUSeconds, f.SyncSeconds, f.Writes,
 				float64(f.Usage.PeakRSSBytes)/float64(max(f.DCs, 1))/1024, marginal)
 		}
@@ -345,11 +344,34 @@ func writeFootprint(b *strings.Builder, r *Report) {
 				f.DCs, f.Templates, f.Replicas, f.DCs-have, f.Revisions, f.Created, f.CreateSeconds, stats.Ratio(float64(f.Created), f.CreateSeconds), f.Clients)
 			have = f.DCs
 		}
+		if f := r.Footprint[0]; f.LogBytes > 0 {
+			fmt.Fprintf(b, "- Each DC's latest RC carries a %d-byte in-controller log, as a rollout run by dc-controller leaves it; both modes' readings are over these same objects.\n", f.LogBytes)
+		}
 		b.WriteString("\n")
 	}
 	if c := r.Controller; c != nil {
 		fmt.Fprintf(b, "During the rollout scenarios (one dc-controller process for all of them): peak RSS %s, CPU %.1f s.\n\n", MB(c.PeakRSSBytes), c.CPUSeconds)
 	}
+}
+
+// previousFootprint is the last reading in earlier of the same mode: the
+// size the marginal cost of a DC is counted from.
+func previousFootprint(earlier []Footprint, mode string) *Footprint {
+	for i := len(earlier) - 1; i >= 0; i-- {
+		if earlier[i].Mode == mode {
+			return &earlier[i]
+		}
+	}
+	return nil
+}
+
+// ModeOrPod names a row's deployer mode: pod for rows of none, which
+// come from reports made before deployer modes.
+func ModeOrPod(mode string) string {
+	if mode == "" {
+		return ModePod
+	}
+	return mode
 }
 
 func writeReference(b *strings.Builder, r *Report) {

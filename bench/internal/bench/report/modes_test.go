@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/deployconfig/deployconfig/bench/internal/bench/audit"
+	"github.com/deployconfig/deployconfig/bench/internal/bench/procstat"
 	"github.com/deployconfig/deployconfig/bench/internal/bench/stats"
 )
 
@@ -20,6 +21,10 @@ func TestModeTargets(t *testing.T) {
 		return Throughput{N: 1000, Phase: PhaseChange, Mode: mode, Repeat: repeat,
 			DC: Run{System: SystemDC, Seconds: dc}, Deployment: Run{System: SystemDeployment, Seconds: dep}, Ratio: stats.Ratio(dc, dep)}
 	}
+	first := func(mode string, repeat int, dc, dep float64) Throughput {
+		return Throughput{N: 1000, Phase: PhaseFirst, Mode: mode, Repeat: repeat,
+			DC: Run{System: SystemDC, Seconds: dc}, Deployment: Run{System: SystemDeployment, Seconds: dep}, Ratio: stats.Ratio(dc, dep)}
+	}
 	r := &Report{
 		APICost: []APICost{
 			cost(SystemDeployment, "", 1, 10000), cost(SystemDC, ModePod, 1, 18000), cost(SystemDC, ModeController, 1, 11000),
@@ -28,6 +33,11 @@ func TestModeTargets(t *testing.T) {
 		Throughput: []Throughput{
 			tp(ModePod, 1, 150, 100), tp(ModeController, 1, 90, 100),
 			tp(ModePod, 2, 160, 100), tp(ModeController, 2, 110, 100),
+			first(ModePod, 1, 140, 100), first(ModeController, 1, 105, 100),
+		},
+		Footprint: []Footprint{
+			{Mode: ModePod, DCs: 20000, Usage: procstat.Usage{PeakRSSBytes: 190 << 20}},
+			{Mode: ModeController, DCs: 20000, Usage: procstat.Usage{PeakRSSBytes: 210 << 20}},
 		},
 	}
 	r.Summarize()
@@ -40,11 +50,13 @@ func TestModeTargets(t *testing.T) {
 		{"controller mode: writes per DC rollout, template change", new(true), "median 1.15 (min 1.10, max 1.20, 2 repeats)× (11.5 vs 10.0"},
 		{"controller mode: writes per DC rollout, first rollout", nil, "not measured"},
 		{"controller mode: DC/Deployment time, template change", new(true), "median 1.00 (min 0.90, max 1.10, 2 repeats)"},
-		{"controller mode: DC/Deployment time, first rollout", nil, "not measured"},
+		{"controller mode: DC/Deployment time, first rollout", new(false), "1.05 (105 s / 100 s)"},
+		{"controller mode: dc-controller peak RSS", new(false), "210.0 MB at 20000 DCs"},
 		{"pod mode: writes per DC rollout, template change", new(false), "median 1.85 (min 1.80, max 1.90, 2 repeats)×"},
 		{"pod mode: writes per DC rollout, first rollout", nil, "not measured"},
-		{"pod mode: DC/Deployment time, template change", new(false), "median 1.55"},
-		{"pod mode: DC/Deployment time, first rollout", nil, "not measured"},
+		{"pod mode: DC/Deployment time, template change", new(false), "median 1.55"},       // above pod mode's 1.2
+		{"pod mode: DC/Deployment time, first rollout", new(true), "1.40 (140 s / 100 s)"}, // within pod mode's 1.5
+		{"pod mode: dc-controller peak RSS", new(true), "190.0 MB at 20000 DCs"},
 	}
 	if len(got) != len(tests) {
 		t.Fatalf("%d rows, want %d: %+v", len(got), len(tests), got)

@@ -249,10 +249,13 @@ type Latency struct {
 
 // Footprint is dc-controller's resource use with a number of DCs.
 type Footprint struct {
-	DCs          int `json:"dcs"`
-	Revisions    int `json:"revisions"`
-	RCs          int `json:"rcs"`
-	DeployerPods int `json:"deployerPods"`
+	// Mode is dc-controller's deployer mode for this reading (ModePod or
+	// ModeController; "" in reports from before the footprint had modes).
+	Mode         string `json:"mode,omitempty"`
+	DCs          int    `json:"dcs"`
+	Revisions    int    `json:"revisions"`
+	RCs          int    `json:"rcs"`
+	DeployerPods int    `json:"deployerPods"`
 	// SyncSeconds is from the controller's start until its queues were
 	// empty and it had settled.
 	SyncSeconds float64        `json:"syncSeconds"`
@@ -273,6 +276,9 @@ type Footprint struct {
 	Created       int     `json:"created,omitempty"`
 	CreateSeconds float64 `json:"createSeconds,omitempty"`
 	Clients       int     `json:"clients,omitempty"`
+	// LogBytes is the in-controller log each DC's latest RC carries (0:
+	// none), as a rollout run by dc-controller leaves it.
+	LogBytes int `json:"logBytes,omitempty"`
 }
 
 // Reference is what the cluster itself can do.
@@ -310,6 +316,19 @@ type Target struct {
 	Got  string `json:"got"`
 	// Met is nil when the run did not measure it.
 	Met *bool `json:"met"`
+}
+
+// ReadJSON reads a report that WriteJSON saved.
+func ReadJSON(path string) (*Report, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	var r Report
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("decoding %s: %w", path, err)
+	}
+	return &r, nil
 }
 
 // WriteJSON saves the report.

@@ -168,7 +168,7 @@ func TestWriteMarkdown(t *testing.T) {
 		// A row without first-pod samples (a report from before them).
 		"| Deployment | probes while 1000 in flight (template change) | 2 | — | — | 20.00 / 30.00 / 30.00 / 30.00 |",
 		"| trigger → deployer pod created, p99, all triggered at once | for reference (N at once need ≥ 2N writes at QPS 20) | 3.50 s with 1000 triggered at once, worst of 2 phases | — |",
-		"| 5000 | 10 | 0 | 0 | 140.0 MB |",
+		"| 5000 | pod | 10 | 0 | 0 | 140.0 MB |",
 		"| 20.5 KB |",
 		"**300 creates/s**",
 		"| 1000 | template change | 6000 | 20 | 300 s |",

@@ -34,8 +34,8 @@ func EvaluateTargets(r *Report) []Target {
 		podLatencyTarget(r),
 		podLatencyAtOnce(r),
 		idleTarget(r),
-		rssTarget(r, targetDCs, targetRSSBytes),
-		rssTarget(r, targetLargeDCs, targetLargeRSSBytes),
+		rssTarget(r, targetDCs, targetRSSBytes, ModePod),
+		rssTarget(r, targetLargeDCs, targetLargeRSSBytes, ModePod),
 		syncCPU(r),
 	}, modeTargets(r)...)
 }
@@ -230,11 +230,14 @@ func IdleRestMet(rest, deployment, deployerStart stats.Summary) (met bool, p50Li
 	return rest.P50 <= p50Limit && rest.P99 <= p99Limit, p50Limit, p99Limit
 }
 
-// footprintFor returns the footprint measured at dcs DCs, or else the
-// largest one measured.
-func footprintFor(r *Report, dcs int) *Footprint {
+// footprintFor returns the footprint measured in mode at dcs DCs, or
+// else the largest one measured in mode.
+func footprintFor(r *Report, dcs int, mode string) *Footprint {
 	var best *Footprint
 	for i, f := range r.Footprint {
+		if !sameMode(f.Mode, mode) {
+			continue
+		}
 		if f.DCs == dcs {
 			return &r.Footprint[i]
 		}
@@ -245,12 +248,13 @@ func footprintFor(r *Report, dcs int) *Footprint {
 	return best
 }
 
-func rssTarget(r *Report, dcs int, limit uint64) Target {
+// rssTarget judges dc-controller's peak RSS with dcs DCs in mode.
+func rssTarget(r *Report, dcs int, limit uint64, mode string) Target {
 	t := Target{
 		Name: "dc-controller peak RSS",
 		Want: fmt.Sprintf("≤ %d MB at %d DCs", limit>>20, dcs),
 	}
-	f := footprintFor(r, dcs)
+	f := footprintFor(r, dcs, mode)
 	if f == nil {
 		t.Got = "not measured"
 		return t
@@ -269,7 +273,7 @@ func rssTarget(r *Report, dcs int, limit uint64) Target {
 // footprint: reported, with no limit.
 func syncCPU(r *Report) Target {
 	t := Target{Name: "dc-controller CPU to sync", Want: fmt.Sprintf("reported at %d DCs", targetLargeDCs)}
-	f := footprintFor(r, targetLargeDCs)
+	f := footprintFor(r, targetLargeDCs, ModePod)
 	if f == nil {
 		t.Got = "not measured"
 		return t
