@@ -317,7 +317,7 @@ func (r *runner) measureController(ctx context.Context, dcs, revisions, rcs int,
 		rec.HeapBytes = uint64(m["go_memstats_heap_inuse_bytes"])
 	}
 	if r.o.ProfileDir != "" {
-		path := filepath.Join(r.o.ProfileDir, fmt.Sprintf("footprint-%d-heap.pprof", dcs))
+		path := filepath.Join(r.o.ProfileDir, fmt.Sprintf("footprint-%d-%s-heap.pprof", dcs, mode))
 		if err := os.MkdirAll(r.o.ProfileDir, 0o755); err != nil {
 			return rec, fmt.Errorf("making %s: %w", r.o.ProfileDir, err)
 		}
