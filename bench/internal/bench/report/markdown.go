@@ -332,7 +332,7 @@ func writeFootprint(b *strings.Builder, r *Report) {
 		b.WriteString("\n")
 		for _, f := range r.Footprint {
 			if f.Writes > 0 {
-				fmt.Fprintf(b, "- %d DCs: dc-controller's writes while syncing: %s.\n", f.DCs, topWrites(f.WriteKinds, 6))
+				fmt.Fprintf(b, "- %d DCs, %s mode: dc-controller's writes while syncing: %s.\n", f.DCs, ModeOrPod(f.Mode), topWrites(f.WriteKinds, 6))
 			}
 		}
 		have := 0
