@@ -266,7 +266,7 @@ func writeLatency(b *strings.Builder, r *Report) {
 func writeIdleSplit(b *strings.Builder, r *Report) {
 	var rows []Latency
 	for _, l := range r.Latency {
-		if l.InFlight == 1 && !l.Probes && l.ToComplete.Count > 0 {
+		if l.IsIdle() && l.ToComplete.Count > 0 {
 			rows = append(rows, l)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/deployconfig/deployconfig/bench/internal/bench/audit"
@@ -245,6 +246,14 @@ type Latency struct {
 	// time the user waits for deployconfig rather than for the settings.
 	PrescribedSeconds float64       `json:"prescribedSeconds,omitempty"`
 	Rest              stats.Summary `json:"rest"`
+}
+
+// IsIdle reports whether the row is the latency scenario's, one rollout
+// at a time on an otherwise idle cluster. A throughput phase of N=1 also
+// has one rollout in flight, but it is not what the idle target reads:
+// its rollouts follow the phase's setup and run beside its probes.
+func (l Latency) IsIdle() bool {
+	return !l.Probes && strings.HasPrefix(l.Load, "idle")
 }
 
 // Footprint is dc-controller's resource use with a number of DCs.

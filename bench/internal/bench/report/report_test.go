@@ -241,3 +241,20 @@ func TestPoolCosts(t *testing.T) {
 		t.Errorf("pooling changed its input: %+v", costs[0].Actors[0])
 	}
 }
+
+// The idle target reads the latency scenario's rows, not a throughput
+// phase of N=1, which also has one rollout in flight.
+func TestIdleTargetReadsTheIdleRows(t *testing.T) {
+	r := &Report{Latency: []Latency{
+		{System: SystemDC, Load: "idle (one at a time)", InFlight: 1, PrescribedSeconds: 3,
+			ToComplete: stats.Summarize([]float64{3.2, 3.4}), Rest: stats.Summarize([]float64{0.2, 0.4})},
+		{System: SystemDeployment, Load: "idle (one at a time)", InFlight: 1, ToComplete: stats.Summarize([]float64{0.5, 0.6})},
+		{System: SystemDC, Load: "1 triggered at once (template change)", InFlight: 1, PrescribedSeconds: 3,
+			ToComplete: stats.Summarize([]float64{9}), Rest: stats.Summarize([]float64{6})},
+		{System: SystemDeployment, Load: "1 triggered at once (template change)", InFlight: 1, ToComplete: stats.Summarize([]float64{0.4})},
+	}}
+	got := idleTarget(r)
+	if metWord(got.Met) != "yes" || !strings.Contains(got.Got, "2 rollouts") {
+		t.Errorf("idle target = %q met %s; want the idle rows' 2 rollouts, met", got.Got, metWord(got.Met))
+	}
+}

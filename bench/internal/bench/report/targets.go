@@ -197,7 +197,7 @@ func idleTarget(r *Report) Target {
 	}
 	var dc, dep *Latency
 	for i, l := range r.Latency {
-		if l.InFlight != 1 || l.Probes {
+		if !l.IsIdle() {
 			continue
 		}
 		switch l.System {
