@@ -197,8 +197,10 @@ func (r *runner) populateRevision(ctx context.Context, m maker, dc *dcv1.Deploym
 		replicas := dc.Spec.Replicas
 		rc.Spec.Replicas = &replicas
 		rc.Annotations[dcv1.DeploymentReplicasAnnotation] = strconv.Itoa(int(replicas))
-		for key, value := range deployment.LogPatch(logText(rc.Name, r.footprintLogBytes())) {
-			rc.Annotations[key] = *value
+		if n := r.footprintLogBytes(); n > 0 {
+			for key, value := range deployment.LogPatch(logText(rc.Name, n)) {
+				rc.Annotations[key] = *value
+			}
 		}
 		if err := makeAppPods(ctx, m, rc, playground.NodeName(node), created); err != nil {
 			return err
