@@ -219,20 +219,26 @@ func writeOutputs(o Options, rep *report.Report) (Outputs, error) {
 	if err := rep.WriteJSON(out.JSON); err != nil {
 		return out, err
 	}
-	f, err := os.Create(out.Markdown)
-	if err != nil {
-		return out, fmt.Errorf("writing the report: %w", err)
-	}
 	chartName := ""
 	if out.Chart != "" {
 		// filepath.Base("") is ".", which would show as a broken image.
 		chartName = filepath.Base(out.Chart)
 	}
+	return out, writeMarkdownFile(out.Markdown, rep, chartName)
+}
+
+// writeMarkdownFile writes the report's Markdown to path; chartName is
+// its chart's file name, "" for none.
+func writeMarkdownFile(path string, rep *report.Report, chartName string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
 	err = report.WriteMarkdown(f, rep, chartName)
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("writing the report: %w", cerr)
 	}
-	return out, err
+	return err
 }
 
 // Render writes the Markdown report of a run saved as JSON at path
@@ -250,15 +256,7 @@ func Render(path string) (string, error) {
 		chartName = filepath.Base(base + ".png")
 	}
 	out := base + ".md"
-	f, err := os.Create(out)
-	if err != nil {
-		return "", fmt.Errorf("writing the report: %w", err)
-	}
-	err = report.WriteMarkdown(f, rep, chartName)
-	if cerr := f.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("writing the report: %w", cerr)
-	}
-	return out, err
+	return out, writeMarkdownFile(out, rep, chartName)
 }
 
 // chartPanels are the chart's panels: each throughput phase, both systems.

@@ -365,15 +365,6 @@ func previousFootprint(earlier []Footprint, mode string) *Footprint {
 	return nil
 }
 
-// ModeOrPod names a row's deployer mode: pod for rows of none, which
-// come from reports made before deployer modes.
-func ModeOrPod(mode string) string {
-	if mode == "" {
-		return ModePod
-	}
-	return mode
-}
-
 func writeReference(b *strings.Builder, r *Report) {
 	ref := r.Reference
 	if ref == nil {

@@ -35,10 +35,19 @@ func primaryMode(mode string) bool {
 	return mode == "" || mode == ModePod
 }
 
+// ModeOrPod names a row's deployer mode: pod for rows of none, which
+// come from reports made before deployer modes.
+func ModeOrPod(mode string) string {
+	if mode == "" {
+		return ModePod
+	}
+	return mode
+}
+
 // sameMode reports whether a row's mode is mode; rows of no mode (from
 // before deployer modes) are pod mode's.
 func sameMode(rowMode, mode string) bool {
-	return rowMode == mode || rowMode == "" && mode == ModePod
+	return ModeOrPod(rowMode) == mode
 }
 
 // modeTargets are the deployer-mode targets' rows: in each deployer mode, controller
