@@ -2,20 +2,23 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
-	"runtime/debug"
 	"strings"
+	"time"
 
 	// Mozilla's CA roots, for registries over TLS in images without a
 	// CA bundle (used only when the system has no roots).
 	_ "golang.org/x/crypto/x509roots/fallback"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/deployconfig/deployconfig/internal/controller"
+	"github.com/deployconfig/deployconfig/internal/heapgoal"
 	"github.com/deployconfig/deployconfig/internal/imagetrigger"
 	"github.com/deployconfig/deployconfig/internal/registry"
 	"github.com/deployconfig/deployconfig/internal/version"
@@ -25,9 +28,14 @@ import (
 // openshift-deploy): internal/dev/imagebuild's deployconfig/dc-deploy.
 const defaultDeployerImage = "ghcr.io/deployconfig/dc-deploy:latest"
 
+// gcInterval is how often dc-controller reads its live heap to size the
+// collector's headroom.
+const gcInterval = 5 * time.Second
+
 func main() {
 	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(controller.DefaultGCPercent)
+		tuner := heapgoal.New(controller.MinGCPercent, controller.DefaultGCPercent, controller.GCHeadroom, gcInterval, clock.RealClock{})
+		go tuner.Run(context.Background())
 	}
 	if err := run(); err != nil {
 		fmt.Fprintf(os.Stderr, "dc-controller: %v\n", err)

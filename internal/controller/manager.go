@@ -176,16 +176,29 @@ func managerOptions(opts Options, scheme *runtime.Scheme) ctrl.Options {
 	}
 }
 
-// DefaultGCPercent is dc-controller's GOGC when the environment sets none.
-// Its heap is mostly the informer cache, which lives as long as the
-// process; Go's default of 100 lets the heap grow to twice that between
-// collections, and at thousands of DeploymentConfigs that headroom is the
-// largest part of the process's memory. 25 trades some CPU in the garbage
-// collector, while the caches fill and during rollouts (an idle controller
-// allocates little), for a smaller heap: at 3,000 corpus DeploymentConfigs
-// the heap in use was 34 MB, against 43 MB at 50 and 53 MB at 100,
-// for 5.4 s of CPU to sync instead of 4.2 s and 3.4 s (docs/scaling.md).
+// DefaultGCPercent is dc-controller's GOGC when the environment sets none
+// and its heap is small; on a large heap dc-controller lowers it to keep
+// the collector's headroom to a fixed size (see heapgoal). Its heap is
+// mostly the informer cache, which lives as long as the process; Go's
+// default of 100 lets the heap grow to twice that between collections,
+// and at thousands of DeploymentConfigs that headroom is the largest part
+// of the process's memory. 25 trades some CPU in the garbage collector,
+// while the caches fill and during rollouts (an idle controller allocates
+// little), for a smaller heap: at 3,000 corpus DeploymentConfigs the heap
+// in use was 34 MB, against 43 MB at 50 and 53 MB at 100, for 5.4 s of CPU
+// to sync instead of 4.2 s and 3.4 s (docs/scaling.md).
 const DefaultGCPercent = 25
+
+// MinGCPercent and GCHeadroom bound dc-controller's GOGC on a large heap:
+// it falls from DefaultGCPercent as far as MinGCPercent to let the heap
+// grow by no more than GCHeadroom bytes between collections. At 20,000
+// DeploymentConfigs (a live heap near 135 MB) that is 11 percent, and some
+// 18 MB less memory than 25 percent would take; below 64 MB of live heap
+// nothing changes.
+const (
+	MinGCPercent = 10
+	GCHeadroom   = 16 << 20
+)
 
 // cacheOptions keeps only what deployconfig owns in memory: RCs carrying the
 // DeploymentConfig label and pods carrying the deployer-pod label, so the
@@ -278,20 +291,20 @@ func unfinished() fields.Selector {
 
 func setup(mgr manager.Manager, opts Options) error {
 	ctx := context.Background()
-	indexer := mgr.GetFieldIndexer()
-	if err := indexer.IndexField(ctx, &corev1.ReplicationController{}, rcByDeploymentConfig, indexRCByDeploymentConfig); err != nil {
+	if err := indexInNamespace(ctx, mgr.GetCache(), &corev1.ReplicationController{}, rcByDeploymentConfig, indexRCByDeploymentConfig); err != nil {
 		return fmt.Errorf("index replicationcontrollers: %w", err)
 	}
-	if err := indexer.IndexField(ctx, &corev1.Pod{}, podByDeployment, func(o client.Object) []string {
+	if err := indexInNamespace(ctx, mgr.GetCache(), &corev1.Pod{}, podByDeployment, func(o client.Object) []string {
 		return []string{o.GetLabels()[dcv1.DeployerPodForDeploymentLabel]}
 	}); err != nil {
 		return fmt.Errorf("index pods: %w", err)
 	}
-
-	if err := indexer.IndexField(ctx, &corev1.ReplicationController{}, rcRunning, indexRCRunning); err != nil {
+	// Read across namespaces (the rollout gate counts every namespace's
+	// running rollouts), so indexed the way controller-runtime does.
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &corev1.ReplicationController{}, rcRunning, indexRCRunning); err != nil {
 		return fmt.Errorf("index running replicationcontrollers: %w", err)
 	}
-	if err := indexer.IndexField(ctx, &dcv1.DeploymentConfig{}, dcByConfigSource, indexDCByConfigSource); err != nil {
+	if err := indexInNamespace(ctx, mgr.GetCache(), &dcv1.DeploymentConfig{}, dcByConfigSource, indexDCByConfigSource); err != nil {
 		return fmt.Errorf("index deploymentconfigs by config source: %w", err)
 	}
 

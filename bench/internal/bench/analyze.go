@@ -362,7 +362,8 @@ func controllerGOGC() string {
 	if v := os.Getenv("GOGC"); v != "" {
 		return fmt.Sprintf("GOGC=%s, from the environment", v)
 	}
-	return fmt.Sprintf("GOGC=%d, dc-controller's default", controller.DefaultGCPercent)
+	return fmt.Sprintf("GOGC=%d, falling to %d to keep %d MiB of headroom: dc-controller's default",
+		controller.DefaultGCPercent, controller.MinGCPercent, controller.GCHeadroom>>20)
 }
 
 // settings are the run's settings as the report states them.
