@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"slices"
 	"fmt"
 	"strconv"
 	"strings"
@@ -110,6 +111,10 @@ func (r *DeploymentConfigReconciler) Reconcile(ctx context.Context, req reconcil
 	}
 
 	latest := findVersion(rcs, dc.Status.LatestVersion)
+	// claimed is the status before a trigger's claim, planned the
+	// deployment the claim described (both nil without a claim).
+	var claimed *dcv1.DeploymentConfigStatus
+	var planned *corev1.ReplicationController
 	details := triggeredRollout(dc, latest)
 	if details == nil {
 		if details, err = r.configDataRollout(ctx, dc, latest); err != nil {
@@ -122,8 +127,13 @@ func (r *DeploymentConfigReconciler) Reconcile(ctx context.Context, req reconcil
 		log.FromContext(ctx).Info("trigger fired", "version", dc.Status.LatestVersion, "cause", details.Message)
 		r.recordConfigDataEvent(dc, details)
 		// The status write claims the version: when it conflicts, the cache
-		// was behind and nothing may be made from what it showed.
-		written, result, err := r.putStatus(ctx, dc, original, rcs, nil)
+		// was behind and nothing may be made from what it showed. When the
+		// deployment can be created at once, the claim already says what
+		// the status will say once it is (see plannedDeployment): one
+		// status write per start, as a Deployment's.
+		claimed = original.DeepCopy()
+		planned = r.plannedDeployment(dc, rcs)
+		written, result, err := r.putStatus(ctx, dc, original, withDeployment(rcs, planned), nil)
 		if !written || err != nil {
 			return result, err
 		}
@@ -145,17 +155,22 @@ func (r *DeploymentConfigReconciler) Reconcile(ctx context.Context, req reconcil
 		return reconcile.Result{}, err
 	}
 	if latest == nil {
-		createErr := r.startDeployment(ctx, dc, rcs)
+		created, createErr := r.startDeployment(ctx, dc, rcs)
 		if isNamespaceTerminating(createErr) {
 			return reconcile.Result{}, nil
 		}
-		if errors.Is(createErr, errCacheBehind) {
-			result, err := r.writeStatus(ctx, dc, original, rcs, nil)
-			if err == nil {
-				result = reconcile.Result{RequeueAfter: time.Second}
-			}
-			return result, err
+		if planned != nil && created == nil {
+			// The claim described a deployment this sync did not make: the
+			// Progressing condition goes back to what it said before.
+			restoreCondition(&dc.Status, claimed, dcv1.DeploymentProgressing)
 		}
+		if errors.Is(createErr, errCacheBehind) {
+			// The deployment exists; the sync that sees it writes the
+			// status, which this one could only write as "waiting for its
+			// replication controller".
+			return reconcile.Result{RequeueAfter: time.Second}, nil
+		}
+		rcs = withDeployment(rcs, created)
 		result, err := r.writeStatus(ctx, dc, original, rcs, createErr)
 		if queued := (*QueuedError)(nil); err == nil && errors.As(createErr, &queued) {
 			// What it waits for wakes it (rolloutGate.admit).
@@ -286,9 +301,10 @@ func findVersion(rcs []*corev1.ReplicationController, version int64) *corev1.Rep
 
 // startDeployment creates the RC of latestVersion once every older
 // deployment has finished: it cancels the ones still running and waits for
-// them, so that two deployers never run at once. It returns the error of a
-// failed create, which the status reports.
-func (r *DeploymentConfigReconciler) startDeployment(ctx context.Context, dc *dcv1.DeploymentConfig, rcs []*corev1.ReplicationController) error {
+// them, so that two deployers never run at once. It returns the RC when
+// the API server created it, and the error of a failed create, which the
+// status reports.
+func (r *DeploymentConfigReconciler) startDeployment(ctx context.Context, dc *dcv1.DeploymentConfig, rcs []*corev1.ReplicationController) (*corev1.ReplicationController, error) {
 	running := 0
 	for _, rc := range rcs {
 		if deployment.IsTerminal(deployment.Phase(rc)) {
@@ -299,7 +315,7 @@ func (r *DeploymentConfigReconciler) startDeployment(ctx context.Context, dc *dc
 			continue
 		}
 		if err := cancelDeployment(ctx, r.Client, rc, dcv1.DeploymentCancelledNewerDeploymentExists); err != nil {
-			return fmt.Errorf("cancel %s: %w", rc.Name, err)
+			return nil, fmt.Errorf("cancel %s: %w", rc.Name, err)
 		}
 		r.Recorder.Eventf(dc, rc, corev1.EventTypeNormal, EventDeploymentCancelled, "Cancel",
 			"Cancelled deployment %q superseded by version %d", rc.Name, dc.Status.LatestVersion)
@@ -307,7 +323,7 @@ func (r *DeploymentConfigReconciler) startDeployment(ctx context.Context, dc *dc
 	if running > 0 {
 		r.Recorder.Eventf(dc, nil, corev1.EventTypeNormal, EventDeploymentAwaitingCancellation, "Wait",
 			"Deployment of version %d awaiting cancellation of older running deployments", dc.Status.LatestVersion)
-		return nil
+		return nil, nil
 	}
 	// A failed or cancelled rollout may have left its deployment with pods
 	// when the DeploymentConfig changed before the fall-back ran. The new
@@ -315,31 +331,31 @@ func (r *DeploymentConfigReconciler) startDeployment(ctx context.Context, dc *dc
 	// maxSurge, so the fall-back runs first and the new deployment waits
 	// until those pods are gone.
 	if err := r.scaleDeployments(ctx, dc, rcs); err != nil {
-		return err
+		return nil, err
 	}
 	rc, err := r.leftoverPods(ctx, rcs)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if rc != nil {
 		log.FromContext(ctx).Info("waiting for the pods of an earlier deployment to go", "version", dc.Status.LatestVersion, "rc", rc.Name)
-		return nil
+		return nil, nil
 	}
 	if hasEmptyImage(dc.Spec.Template) {
 		log.FromContext(ctx).Info("not deploying a template with an empty image", "version", dc.Status.LatestVersion)
-		return nil
+		return nil, nil
 	}
 	if err := r.refuseInvalidAnalyses(dc); err != nil {
-		return err
+		return nil, err
 	}
 	if err := r.refuseInvalidHeaderRoutes(dc); err != nil {
-		return err
+		return nil, err
 	}
 	if err := r.checkGatewayAPI(ctx, dc); err != nil {
-		return err
+		return nil, err
 	}
 	if err := r.gate.admit(ctx, dc); err != nil {
-		return err
+		return nil, err
 	}
 	return r.createDeployment(ctx, dc)
 }
@@ -389,13 +405,15 @@ func leftoverDeployments(rcs []*corev1.ReplicationController) (counted *corev1.R
 	return nil, unreported
 }
 
-func (r *DeploymentConfigReconciler) createDeployment(ctx context.Context, dc *dcv1.DeploymentConfig) error {
+// createDeployment creates the deployment of latestVersion. It returns the
+// RC when the API server created it, even if starting it then failed.
+func (r *DeploymentConfigReconciler) createDeployment(ctx context.Context, dc *dcv1.DeploymentConfig) (*corev1.ReplicationController, error) {
 	rc, err := deployment.New(dc)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := r.snapshotConfig(ctx, dc, rc); err != nil {
-		return err
+		return nil, err
 	}
 	now := r.Clock.Now()
 	running := r.placement.createRunning(dc, rc, now)
@@ -404,24 +422,70 @@ func (r *DeploymentConfigReconciler) createDeployment(ctx context.Context, dc *d
 		r.placement.runner.release(rc)
 	}
 	if apierrors.IsAlreadyExists(err) {
-		return r.checkExisting(ctx, dc, rc.Name)
+		return nil, r.checkExisting(ctx, dc, rc.Name)
 	}
 	if isNamespaceTerminating(err) {
-		return err
+		return nil, err
 	}
 	if err != nil {
 		r.Recorder.Eventf(dc, nil, corev1.EventTypeWarning, EventDeploymentCreationFailed, "Create",
 			"Couldn't deploy version %d: %v", dc.Status.LatestVersion, err)
-		return fmt.Errorf("create replicationcontroller %s/%s: %w", rc.Namespace, rc.Name, err)
+		return nil, fmt.Errorf("create replicationcontroller %s/%s: %w", rc.Namespace, rc.Name, err)
 	}
 	r.Recorder.Eventf(dc, rc, corev1.EventTypeNormal, EventDeploymentCreated, "Create",
 		"Created new replication controller %q for version %d", rc.Name, dc.Status.LatestVersion)
 	if running {
 		if err := r.placement.startCreated(ctx, rc, dc, now); err != nil {
-			return err
+			return rc, err
 		}
 	}
-	return r.ownSnapshots(ctx, rc)
+	return rc, r.ownSnapshots(ctx, rc)
+}
+
+// plannedDeployment returns the deployment of latestVersion as this sync
+// is about to create it, for the claim's status to describe, or nil when
+// something may stand in its way: an older rollout to stop, pods of an
+// earlier deployment to go, no image yet. A deployment it did not foresee
+// (the rollout gate queued it, the create failed, the runner had no slot)
+// costs the status write the claim would have saved, no more: the sync
+// writes what it finds.
+func (r *DeploymentConfigReconciler) plannedDeployment(dc *dcv1.DeploymentConfig, rcs []*corev1.ReplicationController) *corev1.ReplicationController {
+	for _, rc := range rcs {
+		if !deployment.IsTerminal(deployment.Phase(rc)) {
+			return nil
+		}
+	}
+	if counted, unreported := leftoverDeployments(rcs); counted != nil || len(unreported) > 0 || hasEmptyImage(dc.Spec.Template) {
+		return nil
+	}
+	rc, err := deployment.New(dc)
+	if err != nil {
+		return nil
+	}
+	if r.placement.runsInController(dc) {
+		if err := deployment.StartInController(rc, r.Clock.Now()); err != nil {
+			return nil
+		}
+	}
+	return rc
+}
+
+// withDeployment is rcs with rc added, unless it is nil.
+func withDeployment(rcs []*corev1.ReplicationController, rc *corev1.ReplicationController) []*corev1.ReplicationController {
+	if rc == nil {
+		return rcs
+	}
+	return append(slices.Clip(rcs), rc)
+}
+
+// restoreCondition puts back the condition of type t that status had
+// before (or removes it, if it had none).
+func restoreCondition(status *dcv1.DeploymentConfigStatus, before *dcv1.DeploymentConfigStatus, t dcv1.DeploymentConditionType) {
+	conditions := slices.DeleteFunc(slices.Clone(status.Conditions), func(c dcv1.DeploymentCondition) bool { return c.Type == t })
+	if c := findCondition(before.Conditions, t); c != nil {
+		conditions = append(conditions, *c)
+	}
+	status.Conditions = conditions
 }
 
 // errCacheBehind says the cache is behind the API server: the RC of the

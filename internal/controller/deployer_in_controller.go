@@ -157,14 +157,7 @@ type runPlacement struct {
 // run once the create succeeds (startCreated) and gives the slot back
 // when it fails.
 func (p runPlacement) createRunning(dc *dcv1.DeploymentConfig, rc *corev1.ReplicationController, now time.Time) bool {
-	if p.runner == nil {
-		return false
-	}
-	if _, ignore := dc.Annotations[dcv1.DeployerPodIgnoreAnnotation]; ignore {
-		return false
-	}
-	inController, err := runsInControllerUnder(p.Mode, p.AllowModeChoice, dc)
-	if err != nil || !inController || !p.runner.tryReserve(rc) {
+	if !p.runsInController(dc) || !p.runner.tryReserve(rc) {
 		return false
 	}
 	if err := deployment.StartInController(rc, now); err != nil {
@@ -172,6 +165,20 @@ func (p runPlacement) createRunning(dc *dcv1.DeploymentConfig, rc *corev1.Replic
 		return false
 	}
 	return true
+}
+
+// runsInController reports whether createRunning would take dc's next
+// deployment into the controller, slots aside: what the deployment's phase
+// at creation will most likely be.
+func (p runPlacement) runsInController(dc *dcv1.DeploymentConfig) bool {
+	if p.runner == nil {
+		return false
+	}
+	if _, ignore := dc.Annotations[dcv1.DeployerPodIgnoreAnnotation]; ignore {
+		return false
+	}
+	inController, err := runsInControllerUnder(p.Mode, p.AllowModeChoice, dc)
+	return err == nil && inController
 }
 
 // startCreated starts the run of a deployment createRunning prepared and
