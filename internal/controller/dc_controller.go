@@ -3,8 +3,8 @@ package controller
 import (
 	"context"
 	"errors"
-	"slices"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
