@@ -154,7 +154,7 @@ func internConditions(conditions []dcv1.DeploymentCondition) []dcv1.DeploymentCo
 func uniqueValue(key string) bool {
 	switch key {
 	case cachedSummaryAnnotation, cachedconfig.TemplateAnnotation, dcv1.EncodedDeploymentConfigAnnotation, dcv1.DeploymentStatusReasonAnnotation,
-		dcv1.DeployerPodAnnotation, dcv1.DeployerPodCreateFailingSinceAnnotation:
+		dcv1.DeployerPodAnnotation, dcv1.DeployerPodCreateFailingSinceAnnotation, dcv1.RolloutProgressAnnotation:
 		return true
 	}
 	return false
