@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -31,6 +32,11 @@ const (
 	logsServedTimeout = 10 * time.Second
 	// logsServedPoll is how often the runtime asks whether it has.
 	logsServedPoll = 50 * time.Millisecond
+	// logsTouchEvery is how many unanswered requests (a second's worth)
+	// pass before the Logs object is touched.
+	logsTouchEvery = 20
+	// logsTouchedAnnotation counts the touches of a Logs object.
+	logsTouchedAnnotation = "podruntime.deployconfig.io/touched"
 )
 
 // podDir is where the runtime keeps one pod's files, named like the
@@ -170,16 +176,58 @@ func ensureLogsObject(ctx context.Context, client dynamic.Interface, pod *corev1
 // waitLogsServed waits until kwok answers the container's log, so that a
 // reader who sees the container running (the deployer following a hook
 // pod) finds its log.
-func waitLogsServed(ctx context.Context, client kubernetes.Interface, pod *corev1.Pod, container string) error {
+//
+// kwok reads Logs objects through a list it caches under the resource
+// version its watch has reached. The watch records an event's version
+// before kwok's store holds the object, so a log request in between caches
+// a list without the new object, and kwok keeps answering from it until
+// some Logs object changes again: on a quiet cluster, never. Every
+// logsTouchEvery unanswered requests the pod's Logs object is therefore
+// touched, which moves that version on. The wait ends after timeout.
+func waitLogsServed(ctx context.Context, serve logsServer, timeout time.Duration) error {
 	var last error
-	limit := int64(1)
-	err := wait.PollUntilContextTimeout(ctx, logsServedPoll, logsServedTimeout, true, func(ctx context.Context) (bool, error) {
-		req := client.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{Container: container, LimitBytes: &limit})
-		_, last = req.DoRaw(ctx)
-		return last == nil, nil
+	asked := 0
+	err := wait.PollUntilContextTimeout(ctx, logsServedPoll, timeout, true, func(ctx context.Context) (bool, error) {
+		if last = serve.read(ctx); last == nil {
+			return true, nil
+		}
+		asked++
+		if asked%logsTouchEvery == 0 {
+			if err := serve.touch(ctx, asked/logsTouchEvery); err != nil {
+				last = errors.Join(last, err)
+			}
+		}
+		return false, nil
 	})
 	if err != nil {
-		return fmt.Errorf("kwok does not serve the log of pod %s: %w", pod.Name, errors.Join(err, last))
+		return fmt.Errorf("kwok does not serve the log: %w", errors.Join(err, last))
 	}
 	return nil
+}
+
+// logsServer is how waitLogsServed reaches kwok: read asks for the
+// container's log, touch changes the pod's Logs object for the n-th time.
+type logsServer struct {
+	read  func(ctx context.Context) error
+	touch func(ctx context.Context, n int) error
+}
+
+// kwokLogs is the logsServer of one container of pod.
+func kwokLogs(client kubernetes.Interface, objects dynamic.Interface, pod *corev1.Pod, container string) logsServer {
+	limit := int64(1)
+	return logsServer{
+		read: func(ctx context.Context) error {
+			req := client.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{Container: container, LimitBytes: &limit})
+			_, err := req.DoRaw(ctx)
+			return err
+		},
+		touch: func(ctx context.Context, n int) error {
+			patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"%d"}}}`, logsTouchedAnnotation, n)
+			_, err := objects.Resource(logsResource).Namespace(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+			if err != nil {
+				return fmt.Errorf("touching the Logs object of pod %s: %w", pod.Name, err)
+			}
+			return nil
+		},
+	}
 }

@@ -1,13 +1,20 @@
 package podruntime
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -95,6 +102,86 @@ func TestLogsObject(t *testing.T) {
 		len(log["containers"].([]any)) != 1 || log["containers"].([]any)[0] != "deployment" {
 		t.Errorf("log %v", log)
 	}
+}
+
+// kwok that keeps answering from a list cached without the pod's Logs
+// object serves the log once the object is touched; one that never serves
+// it ends the wait with an error after logsServedTimeout.
+func TestWaitLogsServed(t *testing.T) {
+	errNotServed := errors.New("no logs configured for the pod")
+	tests := []struct {
+		name        string
+		servedAfter int // touches before kwok serves; -1: never
+		wantTouches int
+		wantErr     bool
+	}{
+		{name: "served at once", servedAfter: 0, wantTouches: 0},
+		{name: "served once touched", servedAfter: 1, wantTouches: 1},
+		{name: "never served", servedAfter: -1, wantTouches: 1, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			touches := 0
+			serve := logsServer{
+				read: func(context.Context) error {
+					if tt.servedAfter < 0 || touches < tt.servedAfter {
+						return errNotServed
+					}
+					return nil
+				},
+				touch: func(_ context.Context, n int) error {
+					touches++
+					if n != touches {
+						t.Errorf("touch %d numbered %d", touches, n)
+					}
+					return nil
+				},
+			}
+			err := waitLogsServed(t.Context(), serve, 3*logsTouchEvery*logsServedPoll/2)
+			if (err != nil) != tt.wantErr || (err != nil && !errors.Is(err, errNotServed)) {
+				t.Errorf("error %v, want error %v naming kwok's answer", err, tt.wantErr)
+			}
+			// The last poll may or may not fall before the timeout.
+			if touches < tt.wantTouches-1 || touches > tt.wantTouches {
+				t.Errorf("%d touches, want %d", touches, tt.wantTouches)
+			}
+		})
+	}
+}
+
+// A touch changes only the Logs object's touch count.
+func TestKwokLogsTouch(t *testing.T) {
+	pod := logsPod()
+	scheme := runtime.NewScheme()
+	objects := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme, map[schema.GroupVersionResource]string{logsResource: "LogsList"})
+	if _, err := objects.Resource(logsResource).Namespace("shop").Create(t.Context(), logsObject(pod, podDir("/state/pods/p")), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	serve := kwokLogs(nil, objects, pod, "deployment")
+	for n := 1; n <= 2; n++ {
+		if err := serve.touch(t.Context(), n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := objects.Resource(logsResource).Namespace("shop").Get(t.Context(), pod.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := got.GetAnnotations(); len(a) != 1 || a[logsTouchedAnnotation] != "2" {
+		t.Errorf("annotations %v, want the touch count 2", a)
+	}
+	if !equality.Semantic.DeepEqual(got.Object["spec"], logsObject(pod, podDir("/state/pods/p")).Object["spec"]) {
+		t.Errorf("spec changed: %v", got.Object["spec"])
+	}
+	if err := kwokLogs(nil, objects, logsPod2(), "deployment").touch(t.Context(), 1); err == nil || !strings.Contains(err.Error(), "web-2-deploy") {
+		t.Errorf("touching a missing Logs object: %v, want an error naming its pod", err)
+	}
+}
+
+func logsPod2() *corev1.Pod {
+	pod := logsPod()
+	pod.Name = "web-2-deploy"
+	return pod
 }
 
 func TestDeployerConfig(t *testing.T) {

@@ -412,7 +412,7 @@ func (w *podWorker) serveLogs() {
 		w.log.Error(err, "kubectl logs will not work for this pod")
 		return
 	}
-	if err := waitLogsServed(w.work, w.kubelet.client, w.pod, w.containerName()); err != nil {
+	if err := waitLogsServed(w.work, kwokLogs(w.kubelet.client, w.kubelet.dynamic, w.pod, w.containerName()), logsServedTimeout); err != nil {
 		w.log.Error(err, "kubectl logs may not work for this pod")
 	}
 }
