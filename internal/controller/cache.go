@@ -154,10 +154,10 @@ func internConditions(conditions []dcv1.DeploymentCondition) []dcv1.DeploymentCo
 func uniqueValue(key string) bool {
 	switch key {
 	case cachedSummaryAnnotation, cachedconfig.TemplateAnnotation, dcv1.EncodedDeploymentConfigAnnotation, dcv1.DeploymentStatusReasonAnnotation,
-		dcv1.DeployerPodAnnotation, dcv1.DeployerPodCreateFailingSinceAnnotation, dcv1.RolloutProgressAnnotation:
+		dcv1.DeployerPodAnnotation, dcv1.DeployerPodCreateFailingSinceAnnotation:
 		return true
 	}
-	return false
+	return deployment.IsProgressKey(key)
 }
 
 // internMeta makes the strings that cached objects repeat share one copy:

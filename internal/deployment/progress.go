@@ -363,6 +363,13 @@ func RetryPatch(rc *corev1.ReplicationController) ([]byte, error) {
 	return json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": rc.ResourceVersion, "annotations": annotations}})
 }
 
+// IsProgressKey reports whether an annotation key is the deployment's
+// progress record, for code that treats annotations by key (a cache
+// deciding what to share) without reading the record itself.
+func IsProgressKey(key string) bool {
+	return key == dcv1.RolloutProgressAnnotation
+}
+
 // isResetOnRetry reports whether an annotation describes the attempt a
 // retry replaces: an analysis outcome, the log, the old keys of progress.
 func isResetOnRetry(key string) bool {
