@@ -436,7 +436,7 @@ func (r *DeployerReconciler) finishCancel(ctx context.Context, rc *corev1.Replic
 func (r *DeployerReconciler) syncTerminal(ctx context.Context, rc *corev1.ReplicationController) error {
 	// Its outcome is recorded: the run, if it ran here, can go.
 	r.runner.forget(client.ObjectKeyFromObject(rc))
-	if deployment.Phase(rc) == dcv1.DeploymentPhaseComplete && deployment.IsCancelled(rc) {
+	if lateCancel(rc) {
 		patch := client.MergeFrom(rc.DeepCopy())
 		delete(rc.Annotations, dcv1.DeploymentCancelledAnnotation)
 		delete(rc.Annotations, dcv1.DeploymentStatusReasonAnnotation)
@@ -445,7 +445,7 @@ func (r *DeployerReconciler) syncTerminal(ctx context.Context, rc *corev1.Replic
 		}
 		r.Recorder.Eventf(rc, nil, corev1.EventTypeWarning, EventFailedCancellation, "Cancel", "Succeeded before cancel recorded")
 	}
-	if s := configSummary(rc); s.Error != "" || !s.Test || deployment.Replicas(rc) == 0 {
+	if !testToScaleDown(rc) {
 		return nil
 	}
 	patch := client.MergeFrom(rc.DeepCopy())
@@ -456,6 +456,25 @@ func (r *DeployerReconciler) syncTerminal(ctx context.Context, rc *corev1.Replic
 		return fmt.Errorf("scale test deployment %s/%s to 0: %w", rc.Namespace, rc.Name, client.IgnoreNotFound(err))
 	}
 	return nil
+}
+
+// lateCancel reports whether a Complete deployment carries a cancel that
+// arrived after it succeeded, which syncTerminal drops.
+func lateCancel(rc *corev1.ReplicationController) bool {
+	return deployment.Phase(rc) == dcv1.DeploymentPhaseComplete && deployment.IsCancelled(rc)
+}
+
+// testToScaleDown reports whether a finished deployment of a test
+// DeploymentConfig still has replicas, which syncTerminal takes away.
+func testToScaleDown(rc *corev1.ReplicationController) bool {
+	s := configSummary(rc)
+	return s.Error == "" && s.Test && deployment.Replicas(rc) != 0
+}
+
+// finishedAtRest reports whether a deployment is finished with nothing
+// left for syncTerminal to tidy.
+func finishedAtRest(rc *corev1.ReplicationController) bool {
+	return deployment.IsTerminal(deployment.Phase(rc)) && !lateCancel(rc) && !testToScaleDown(rc)
 }
 
 // fail moves the deployment to Failed with a reason.

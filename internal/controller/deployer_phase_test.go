@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
@@ -174,5 +175,42 @@ func TestStaleCacheDoesNotCreateTheDeployerPodTwice(t *testing.T) {
 	}
 	if got := w.phase(); got != dcv1.DeploymentPhaseNew || res.RequeueAfter <= 0 {
 		t.Errorf("phase %s, requeue %s; want New and a requeue (the pod is young and not started)", got, res.RequeueAfter)
+	}
+}
+
+// TestSkipCreatedAtRest: of the deployments an informer lists, only those
+// finished with nothing to tidy stay out of the deployer controller's
+// queue, as the cache holds them or whole.
+func TestSkipCreatedAtRest(t *testing.T) {
+	dc := testDC(nil)
+	testDCOnly := testDC(func(dc *dcv1.DeploymentConfig) { dc.Spec.Test = true })
+	cancelled := func(rc *corev1.ReplicationController) *corev1.ReplicationController {
+		rc.Annotations[dcv1.DeploymentCancelledAnnotation] = "true"
+		return rc
+	}
+	cases := []struct {
+		name string
+		rc   *corev1.ReplicationController
+		want bool
+	}{
+		{"complete", rcOf(t, dc, 1, dcv1.DeploymentPhaseComplete, 3), false},
+		{"failed", rcOf(t, dc, 1, dcv1.DeploymentPhaseFailed, 0), false},
+		{"failed after a cancel", cancelled(rcOf(t, dc, 1, dcv1.DeploymentPhaseFailed, 0)), false},
+		{"new", rcOf(t, dc, 1, dcv1.DeploymentPhaseNew, 0), true},
+		{"running", rcOf(t, dc, 1, dcv1.DeploymentPhaseRunning, 2), true},
+		{"complete, cancelled after it succeeded", cancelled(rcOf(t, dc, 1, dcv1.DeploymentPhaseComplete, 3)), true},
+		{"test deployment complete with replicas", rcOf(t, testDCOnly, 1, dcv1.DeploymentPhaseComplete, 3), true},
+		{"test deployment scaled down", rcOf(t, testDCOnly, 1, dcv1.DeploymentPhaseComplete, 0), false},
+		{"unknown phase", rcOf(t, dc, 1, "Paused", 1), true},
+	}
+	skip := skipCreatedAtRest()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for form, rc := range map[string]*corev1.ReplicationController{"whole": tc.rc, "cached": cached(t, tc.rc)} {
+				if got := skip.Create(event.CreateEvent{Object: rc}); got != tc.want {
+					t.Errorf("%s: queued %v, want %v", form, got, tc.want)
+				}
+			}
+		})
 	}
 }

@@ -365,7 +365,7 @@ func setup(mgr manager.Manager, opts Options) error {
 	}
 	err = ctrl.NewControllerManagedBy(mgr).
 		Named("deployer").
-		Watches(&corev1.ReplicationController{}, enqueueByPriority(requestFor, priorities.deployment)).
+		Watches(&corev1.ReplicationController{}, enqueueByPriority(requestFor, priorities.deployment), builder.WithPredicates(skipCreatedAtRest())).
 		Watches(&corev1.Pod{}, enqueueByPriority(deploymentOfPod, priorities.deployment)).
 		WatchesRawSource(source.Channel(runner.wake, &handler.EnqueueRequestForObject{})).
 		WithOptions(workerOptions(mgr, "deployer", corev1.SchemeGroupVersion.WithKind("ReplicationController"), opts.Workers)).
@@ -535,6 +535,20 @@ func onlyDeletes() predicate.Predicate {
 		GenericFunc: func(event.GenericEvent) bool { return false },
 		DeleteFunc:  func(event.DeleteEvent) bool { return true },
 	}
+}
+
+// skipCreatedAtRest keeps out of the deployer controller's queue the
+// deployments it first sees finished with nothing to tidy: when
+// dc-controller starts, its informer lists every deployment of every
+// DeploymentConfig, nearly all of them finished, and a sync of each would
+// change nothing while 20,000 queued requests held megabytes at the moment
+// the caches are fullest. A change to such a deployment (a cancel, a
+// retry) still reaches the controller as an update.
+func skipCreatedAtRest() predicate.Funcs {
+	return predicate.Funcs{CreateFunc: func(e event.CreateEvent) bool {
+		rc, ok := e.Object.(*corev1.ReplicationController)
+		return !ok || !finishedAtRest(rc)
+	}}
 }
 
 // controllerName returns the name of the DeploymentConfig controlling

@@ -245,9 +245,10 @@ func addByPriority(ctx context.Context, q workqueue.TypedRateLimitingInterface[r
 
 // kindLogger is the logger controller-runtime gives a controller built
 // with For, for one built with Watches only: each request is logged under
-// the kind it names.
+// the kind it names. Its values are encoded only into lines written (see
+// deferValues).
 func kindLogger(mgr manager.Manager, name string, gvk schema.GroupVersionKind) func(*reconcile.Request) logr.Logger {
-	log := mgr.GetLogger().WithValues("controller", name, "controllerGroup", gvk.Group, "controllerKind", gvk.Kind)
+	log := deferValues(mgr.GetLogger()).WithValues("controller", name, "controllerGroup", gvk.Group, "controllerKind", gvk.Kind)
 	return func(req *reconcile.Request) logr.Logger {
 		if req == nil {
 			return log

@@ -10,10 +10,18 @@
 // headroom near a fixed size instead: GOGC stays at its maximum while the
 // live heap is small and falls towards its minimum as the heap grows, so the
 // collector runs more often only where the memory it saves is large.
+//
+// The heap's goal bounds the objects, not the memory the process holds:
+// Go keeps pages freed by a collection for later allocations, returning
+// them to the operating system only slowly, up to a tenth of the heap
+// more. The Tuner can also set a soft memory limit just above the goal and
+// what the runtime needs beside the heap, which makes Go return those
+// pages at once; the limit follows the heap at each reading.
 package heapgoal
 
 import (
 	"context"
+	"math"
 	"runtime/debug"
 	"runtime/metrics"
 	"time"
@@ -21,8 +29,34 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// liveHeapMetric is the heap the last collection found reachable.
-const liveHeapMetric = "/gc/heap/live:bytes"
+// The runtime's metrics the Tuner reads: the heap the last collection
+// found reachable, and what the process holds (total less released), of
+// which heap objects and free pages.
+const (
+	liveHeapMetric    = "/gc/heap/live:bytes"
+	totalMetric       = "/memory/classes/total:bytes"
+	releasedMetric    = "/memory/classes/heap/released:bytes"
+	freeMetric        = "/memory/classes/heap/free:bytes"
+	heapObjectsMetric = "/memory/classes/heap/objects:bytes"
+)
+
+// Reading is what the Tuner reads of the runtime's memory.
+type Reading struct {
+	// Live is the heap the last collection found reachable.
+	Live uint64
+	// Overhead is what the process holds beside heap objects and free
+	// pages: goroutine stacks, the runtime's own structures, and the
+	// unused ends of the heap's spans.
+	Overhead uint64
+}
+
+// scavengeShare is the share of a memory limit the runtime returns free
+// pages to stay under (it aims at 95 %).
+const scavengeShare = 0.95
+
+// limitStep is how much the limit must move before it is set again:
+// setting it stops the world briefly.
+const limitStep = 1 << 20
 
 // Tuner sets GOGC from the live heap at a fixed interval.
 type Tuner struct {
@@ -37,10 +71,14 @@ type Tuner struct {
 	Interval time.Duration
 	// Clock drives the interval.
 	Clock clock.WithTicker
+	// LimitMemory also sets the runtime's soft memory limit (see Limit).
+	// Leave it off when the environment sets GOMEMLIMIT.
+	LimitMemory bool
 
-	// liveHeap and setPercent are the runtime's, replaced in tests.
-	liveHeap   func() uint64
+	// read, setPercent and setLimit are the runtime's, replaced in tests.
+	read       func() Reading
 	setPercent func(int) int
+	setLimit   func(int64) int64
 }
 
 // New returns a Tuner that reads the runtime's live heap and sets its GOGC.
@@ -51,8 +89,9 @@ func New(minPercent, maxPercent int, headroom uint64, interval time.Duration, cl
 		Headroom:   headroom,
 		Interval:   interval,
 		Clock:      clk,
-		liveHeap:   readLiveHeap,
+		read:       readMemory,
 		setPercent: debug.SetGCPercent,
+		setLimit:   debug.SetMemoryLimit,
 	}
 }
 
@@ -72,12 +111,43 @@ func (t *Tuner) Percent(live uint64) int {
 	return int(p)
 }
 
-// Run sets GOGC now and again whenever the live heap calls for another
-// value, until ctx ends. Setting GOGC stops the world briefly, so it is
-// set only when it changes.
+// Limit is the memory limit for a reading and GOGC percent: the heap's
+// goal and the overhead beside it, plus half the headroom for the heap's
+// growth until the next reading, over the share of the limit the runtime
+// returns free pages to stay under. Below it the collector is paced by
+// GOGC, as without a limit. A small heap, whose GOGC is MaxPercent, has
+// none (math.MaxInt64): what the runtime keeps there is a few megabytes,
+// and a limit that lags a heap growing from nothing would only make the
+// collector run more.
+func (t *Tuner) Limit(r Reading, percent int) int64 {
+	if percent >= t.MaxPercent {
+		return math.MaxInt64
+	}
+	goal := r.Live + r.Live*uint64(percent)/100
+	return int64(float64(goal+r.Overhead+t.Headroom/2) / scavengeShare)
+}
+
+// Run sets GOGC, and the memory limit if asked, now and again whenever the
+// heap calls for other values, until ctx ends. Setting either stops the
+// world briefly, so each is set only when it changes.
 func (t *Tuner) Run(ctx context.Context) {
-	current := t.Percent(t.liveHeap())
-	t.setPercent(current)
+	var percent int
+	var limit int64
+	apply := func(first bool) {
+		r := t.read()
+		if p := t.Percent(r.Live); first || p != percent {
+			t.setPercent(p)
+			percent = p
+		}
+		if !t.LimitMemory {
+			return
+		}
+		if l := t.Limit(r, percent); first || l > limit+limitStep || l < limit-limitStep {
+			t.setLimit(l)
+			limit = l
+		}
+	}
+	apply(true)
 	ticker := t.Clock.NewTicker(t.Interval)
 	defer ticker.Stop()
 	for {
@@ -86,20 +156,22 @@ func (t *Tuner) Run(ctx context.Context) {
 			return
 		case <-ticker.C():
 		}
-		if p := t.Percent(t.liveHeap()); p != current {
-			t.setPercent(p)
-			current = p
-		}
+		apply(false)
 	}
 }
 
-// readLiveHeap reads the live heap from the runtime's metrics; 0 before
-// the first collection.
-func readLiveHeap() uint64 {
-	sample := []metrics.Sample{{Name: liveHeapMetric}}
-	metrics.Read(sample)
-	if sample[0].Value.Kind() != metrics.KindUint64 {
-		return 0
+// readMemory reads the runtime's metrics; the live heap is 0 before the
+// first collection.
+func readMemory() Reading {
+	samples := []metrics.Sample{{Name: liveHeapMetric}, {Name: totalMetric}, {Name: releasedMetric}, {Name: freeMetric}, {Name: heapObjectsMetric}}
+	metrics.Read(samples)
+	v := make([]uint64, len(samples))
+	for i, s := range samples {
+		if s.Value.Kind() == metrics.KindUint64 {
+			v[i] = s.Value.Uint64()
+		}
 	}
-	return sample[0].Value.Uint64()
+	live, total, released, free, objects := v[0], v[1], v[2], v[3], v[4]
+	held := total - min(total, released)
+	return Reading{Live: live, Overhead: held - min(held, free+objects)}
 }

@@ -2,6 +2,7 @@ package heapgoal
 
 import (
 	"context"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -39,7 +40,7 @@ func TestRunSetsPercentWhenItChanges(t *testing.T) {
 	var mu sync.Mutex
 	live, reads := uint64(20*mib), 0
 	var set []int
-	tuner.liveHeap = func() uint64 { mu.Lock(); defer mu.Unlock(); reads++; return live }
+	tuner.read = func() Reading { mu.Lock(); defer mu.Unlock(); reads++; return Reading{Live: live} }
 	tuner.setPercent = func(p int) int { mu.Lock(); defer mu.Unlock(); set = append(set, p); return 0 }
 	readsSoFar := func() int { mu.Lock(); defer mu.Unlock(); return reads }
 
@@ -79,5 +80,107 @@ func TestRunSetsPercentWhenItChanges(t *testing.T) {
 	defer mu.Unlock()
 	if len(set) != len(want) || set[0] != want[0] || set[1] != want[1] || set[2] != want[2] {
 		t.Fatalf("GOGC set to %v, want %v", set, want)
+	}
+}
+
+func TestLimit(t *testing.T) {
+	tuner := New(5, 25, 8*mib, time.Second, clocktesting.NewFakeClock(time.Now()))
+	tests := []struct {
+		name    string
+		reading Reading
+		want    int64
+	}{
+		{name: "small heap: no limit", reading: Reading{Live: 20 * mib, Overhead: 10 * mib}, want: math.MaxInt64},
+		// GOGC 6: a goal of 135.68 MiB, 20 MiB beside it, 4 MiB to grow.
+		{name: "tuned heap", reading: Reading{Live: 128 * mib, Overhead: 20 * mib}, want: over95(128*mib + 128*mib*6/100 + 20*mib + 4*mib)},
+		// GOGC 5 at the minimum: 1075.2 MiB of goal.
+		{name: "heap at the minimum percent", reading: Reading{Live: 1024 * mib, Overhead: 40 * mib}, want: over95(1024*mib + 1024*mib*5/100 + 40*mib + 4*mib)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tuner.Limit(tt.reading, tuner.Percent(tt.reading.Live))
+			if got != tt.want {
+				t.Errorf("Limit = %d, want %d", got, tt.want)
+			}
+			if tt.want != math.MaxInt64 {
+				// What the runtime holds the process to, 95 % of the
+				// limit, covers the goal, the overhead and growth.
+				held := float64(got) * 0.95
+				goal := float64(tt.reading.Live) * (1 + float64(tuner.Percent(tt.reading.Live))/100)
+				if held < goal+float64(tt.reading.Overhead) {
+					t.Errorf("95%% of the limit, %.0f MiB, is below the goal and overhead, %.0f MiB", held/mib, (goal+float64(tt.reading.Overhead))/mib)
+				}
+			}
+		})
+	}
+}
+
+// over95 is the limit of which the runtime holds the process to n bytes.
+func over95(n uint64) int64 { return int64(float64(n) / 0.95) }
+
+func TestRunSetsLimitWhenItMoves(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Now())
+	tuner := New(5, 25, 8*mib, time.Second, clk)
+	tuner.LimitMemory = true
+	var mu sync.Mutex
+	reading, reads := Reading{Live: 20 * mib}, 0
+	var limits []int64
+	tuner.read = func() Reading { mu.Lock(); defer mu.Unlock(); reads++; return reading }
+	tuner.setPercent = func(int) int { return 0 }
+	tuner.setLimit = func(l int64) int64 { mu.Lock(); defer mu.Unlock(); limits = append(limits, l); return 0 }
+	readsSoFar := func() int { mu.Lock(); defer mu.Unlock(); return reads }
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { tuner.Run(ctx); close(done) }()
+	waitReads := func(n int) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for readsSoFar() < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("Run read the heap %d times, want %d", readsSoFar(), n)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	waitReads(1)
+	steps := []Reading{
+		{Live: 128 * mib, Overhead: 20 * mib},         // tuned: a limit
+		{Live: 128*mib + 512<<10, Overhead: 20 * mib}, // moved by less than a MiB: kept
+		{Live: 140 * mib, Overhead: 20 * mib},         // moved: set
+		{Live: 20 * mib, Overhead: 20 * mib},          // small again: off
+	}
+	for _, r := range steps {
+		for !clk.HasWaiters() {
+			time.Sleep(time.Millisecond)
+		}
+		n := readsSoFar()
+		mu.Lock()
+		reading = r
+		mu.Unlock()
+		clk.Step(time.Second)
+		waitReads(n + 1)
+	}
+	cancel()
+	<-done
+	want := []int64{math.MaxInt64, tuner.Limit(steps[0], tuner.Percent(steps[0].Live)), tuner.Limit(steps[2], tuner.Percent(steps[2].Live)), math.MaxInt64}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(limits) != len(want) {
+		t.Fatalf("limits set %v, want %v", limits, want)
+	}
+	for i := range want {
+		if limits[i] != want[i] {
+			t.Fatalf("limits set %v, want %v", limits, want)
+		}
+	}
+}
+
+func TestReadMemory(t *testing.T) {
+	// The runtime's own figures: a heap exists, and beside it at least
+	// the stacks of this test's goroutines.
+	r := readMemory()
+	if r.Overhead == 0 || r.Overhead > 1<<30 {
+		t.Errorf("overhead %d bytes, want some, and less than 1 GiB", r.Overhead)
 	}
 }
