@@ -38,8 +38,6 @@ const gcInterval = time.Second
 func main() {
 	if os.Getenv("GOGC") == "" {
 		tuner := heapgoal.New(controller.MinGCPercent, controller.DefaultGCPercent, controller.GCHeadroom, gcInterval, clock.RealClock{})
-		// A GOMEMLIMIT from the environment is the operator's, and stays.
-		tuner.LimitMemory = os.Getenv("GOMEMLIMIT") == ""
 		go tuner.Run(context.Background())
 	}
 	if err := run(); err != nil {

@@ -21,7 +21,6 @@ package heapgoal
 
 import (
 	"context"
-	"math"
 	"runtime/debug"
 	"runtime/metrics"
 	"time"
@@ -71,9 +70,10 @@ type Tuner struct {
 	Interval time.Duration
 	// Clock drives the interval.
 	Clock clock.WithTicker
-	// LimitMemory also sets the runtime's soft memory limit (see Limit).
-	// Leave it off when the environment sets GOMEMLIMIT.
-	LimitMemory bool
+	// Ceiling is the memory limit the process started with (GOMEMLIMIT,
+	// math.MaxInt64 without one): the Tuner sets the limit lower than
+	// that, never higher.
+	Ceiling int64
 
 	// read, setPercent and setLimit are the runtime's, replaced in tests.
 	read       func() Reading
@@ -90,6 +90,7 @@ func New(minPercent, maxPercent int, headroom uint64, interval time.Duration, cl
 		Interval:   interval,
 		Clock:      clk,
 		read:       readMemory,
+		Ceiling:    debug.SetMemoryLimit(-1),
 		setPercent: debug.SetGCPercent,
 		setLimit:   debug.SetMemoryLimit,
 	}
@@ -115,21 +116,21 @@ func (t *Tuner) Percent(live uint64) int {
 // goal and the overhead beside it, plus half the headroom for the heap's
 // growth until the next reading, over the share of the limit the runtime
 // returns free pages to stay under. Below it the collector is paced by
-// GOGC, as without a limit. A small heap, whose GOGC is MaxPercent, has
-// none (math.MaxInt64): what the runtime keeps there is a few megabytes,
-// and a limit that lags a heap growing from nothing would only make the
+// GOGC, as without a limit. A small heap, whose GOGC is MaxPercent, keeps
+// the Ceiling: what the runtime keeps there is a few megabytes, and a
+// limit that lags a heap growing from nothing would only make the
 // collector run more.
 func (t *Tuner) Limit(r Reading, percent int) int64 {
 	if percent >= t.MaxPercent {
-		return math.MaxInt64
+		return t.Ceiling
 	}
 	goal := r.Live + r.Live*uint64(percent)/100
-	return int64(float64(goal+r.Overhead+t.Headroom/2) / scavengeShare)
+	return min(t.Ceiling, int64(float64(goal+r.Overhead+t.Headroom/2)/scavengeShare))
 }
 
-// Run sets GOGC, and the memory limit if asked, now and again whenever the
-// heap calls for other values, until ctx ends. Setting either stops the
-// world briefly, so each is set only when it changes.
+// Run sets GOGC and the memory limit now and again whenever the heap calls
+// for other values, until ctx ends. Setting either stops the world
+// briefly, so each is set only when it changes.
 func (t *Tuner) Run(ctx context.Context) {
 	var percent int
 	var limit int64
@@ -138,9 +139,6 @@ func (t *Tuner) Run(ctx context.Context) {
 		if p := t.Percent(r.Live); first || p != percent {
 			t.setPercent(p)
 			percent = p
-		}
-		if !t.LimitMemory {
-			return
 		}
 		if l := t.Limit(r, percent); first || l > limit+limitStep || l < limit-limitStep {
 			t.setLimit(l)

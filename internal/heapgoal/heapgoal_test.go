@@ -85,16 +85,19 @@ func TestRunSetsPercentWhenItChanges(t *testing.T) {
 
 func TestLimit(t *testing.T) {
 	tuner := New(5, 25, 8*mib, time.Second, clocktesting.NewFakeClock(time.Now()))
+	tuner.Ceiling = 1024 * mib
 	tests := []struct {
 		name    string
 		reading Reading
 		want    int64
 	}{
-		{name: "small heap: no limit", reading: Reading{Live: 20 * mib, Overhead: 10 * mib}, want: math.MaxInt64},
+		{name: "small heap: the ceiling", reading: Reading{Live: 20 * mib, Overhead: 10 * mib}, want: 1024 * mib},
 		// GOGC 6: a goal of 135.68 MiB, 20 MiB beside it, 4 MiB to grow.
 		{name: "tuned heap", reading: Reading{Live: 128 * mib, Overhead: 20 * mib}, want: over95(128*mib + 128*mib*6/100 + 20*mib + 4*mib)},
-		// GOGC 5 at the minimum: 1075.2 MiB of goal.
-		{name: "heap at the minimum percent", reading: Reading{Live: 1024 * mib, Overhead: 40 * mib}, want: over95(1024*mib + 1024*mib*5/100 + 40*mib + 4*mib)},
+		// GOGC 5 at the minimum: 537.6 MiB of goal.
+		{name: "heap at the minimum percent", reading: Reading{Live: 512 * mib, Overhead: 40 * mib}, want: over95(512*mib + 512*mib*5/100 + 40*mib + 4*mib)},
+		// GOMEMLIMIT is never raised.
+		{name: "above the ceiling", reading: Reading{Live: 1024 * mib, Overhead: 40 * mib}, want: 1024 * mib},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,7 +105,7 @@ func TestLimit(t *testing.T) {
 			if got != tt.want {
 				t.Errorf("Limit = %d, want %d", got, tt.want)
 			}
-			if tt.want != math.MaxInt64 {
+			if tt.want != tuner.Ceiling {
 				// What the runtime holds the process to, 95 % of the
 				// limit, covers the goal, the overhead and growth.
 				held := float64(got) * 0.95
@@ -121,7 +124,7 @@ func over95(n uint64) int64 { return int64(float64(n) / 0.95) }
 func TestRunSetsLimitWhenItMoves(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Now())
 	tuner := New(5, 25, 8*mib, time.Second, clk)
-	tuner.LimitMemory = true
+	tuner.Ceiling = math.MaxInt64
 	var mu sync.Mutex
 	reading, reads := Reading{Live: 20 * mib}, 0
 	var limits []int64

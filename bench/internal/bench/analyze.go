@@ -362,8 +362,12 @@ func controllerGOGC() string {
 	if v := os.Getenv("GOGC"); v != "" {
 		return fmt.Sprintf("GOGC=%s, from the environment", v)
 	}
-	return fmt.Sprintf("GOGC=%d, falling to %d to keep %d MiB of headroom: dc-controller's default",
-		controller.DefaultGCPercent, controller.MinGCPercent, controller.GCHeadroom>>20)
+	limit := ", and a memory limit that follows the heap's goal"
+	if v := os.Getenv("GOMEMLIMIT"); v != "" {
+		limit += ", at most GOMEMLIMIT=" + v + " from the environment"
+	}
+	return fmt.Sprintf("GOGC=%d, falling to %d to keep %d MiB of headroom%s: dc-controller's default",
+		controller.DefaultGCPercent, controller.MinGCPercent, controller.GCHeadroom>>20, limit)
 }
 
 // settings are the run's settings as the report states them.
