@@ -14,9 +14,9 @@
 // The heap's goal bounds the objects, not the memory the process holds:
 // Go keeps pages freed by a collection for later allocations, returning
 // them to the operating system only slowly, up to a tenth of the heap
-// more. The Tuner can also set a soft memory limit just above the goal and
-// what the runtime needs beside the heap, which makes Go return those
-// pages at once; the limit follows the heap at each reading.
+// more. On a large heap the Tuner also sets a soft memory limit just above
+// the goal and what the runtime needs beside the heap, which makes Go
+// return those pages at once; the limit follows the heap at each reading.
 package heapgoal
 
 import (
@@ -57,7 +57,7 @@ const scavengeShare = 0.95
 // setting it stops the world briefly.
 const limitStep = 1 << 20
 
-// Tuner sets GOGC from the live heap at a fixed interval.
+// Tuner sets GOGC and the memory limit from the heap at a fixed interval.
 type Tuner struct {
 	// MaxPercent is GOGC while the live heap is small.
 	MaxPercent int
