@@ -3,6 +3,7 @@ package heapgoal
 import (
 	"context"
 	"math"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -35,52 +36,55 @@ func TestPercent(t *testing.T) {
 }
 
 func TestRunSetsPercentWhenItChanges(t *testing.T) {
+	tuner := New(10, 25, 16*mib, time.Second, clocktesting.NewFakeClock(time.Now()))
+	percents, _ := runThrough(t, tuner, []Reading{{Live: 20 * mib}, {Live: 20 * mib}, {Live: 128 * mib}, {Live: 130 * mib}, {Live: 512 * mib}})
+	// 25 at the start; 20 MiB and 130 MiB change nothing.
+	if want := []int{25, 12, 10}; !slices.Equal(percents, want) {
+		t.Fatalf("GOGC set to %v, want %v", percents, want)
+	}
+}
+
+// runThrough runs tuner over readings, the first read at its start and
+// each of the others after one tick, and returns the GOGC values and
+// memory limits it set. Each tick waits for Run to have read the one
+// before, so that no reading is skipped.
+func runThrough(t *testing.T, tuner *Tuner, readings []Reading) (percents []int, limits []int64) {
+	t.Helper()
 	clk := clocktesting.NewFakeClock(time.Now())
-	tuner := New(10, 25, 16*mib, time.Second, clk)
+	tuner.Clock = clk
 	var mu sync.Mutex
-	live, reads := uint64(20*mib), 0
-	var set []int
-	tuner.read = func() Reading { mu.Lock(); defer mu.Unlock(); reads++; return Reading{Live: live} }
-	tuner.setPercent = func(p int) int { mu.Lock(); defer mu.Unlock(); set = append(set, p); return 0 }
-	readsSoFar := func() int { mu.Lock(); defer mu.Unlock(); return reads }
-
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { tuner.Run(ctx); close(done) }()
-
-	// Each step changes the live heap, ticks once, and waits for Run to
-	// read it, so that no tick is sent before Run took the last one.
+	next := 0
+	tuner.read = func() Reading { mu.Lock(); defer mu.Unlock(); next++; return readings[next-1] }
+	tuner.setPercent = func(p int) int { mu.Lock(); defer mu.Unlock(); percents = append(percents, p); return 0 }
+	tuner.setLimit = func(l int64) int64 { mu.Lock(); defer mu.Unlock(); limits = append(limits, l); return 0 }
+	read := func() int { mu.Lock(); defer mu.Unlock(); return next }
 	waitReads := func(n int) {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)
-		for readsSoFar() < n {
+		for read() < n {
 			if time.Now().After(deadline) {
-				t.Fatalf("Run read the live heap %d times, want %d", readsSoFar(), n)
+				t.Fatalf("Run read the heap %d times, want %d", read(), n)
 			}
 			time.Sleep(time.Millisecond)
 		}
 	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { tuner.Run(ctx); close(done) }()
 	waitReads(1)
-	for _, heap := range []uint64{20 * mib, 128 * mib, 130 * mib, 512 * mib} {
+	for n := 2; n <= len(readings); n++ {
 		for !clk.HasWaiters() {
 			time.Sleep(time.Millisecond)
 		}
-		n := readsSoFar()
-		mu.Lock()
-		live = heap
-		mu.Unlock()
 		clk.Step(time.Second)
-		waitReads(n + 1)
+		waitReads(n)
 	}
 	cancel()
 	<-done
-	// 25 at the start; 20 MiB and 130 MiB change nothing.
-	want := []int{25, 12, 10}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(set) != len(want) || set[0] != want[0] || set[1] != want[1] || set[2] != want[2] {
-		t.Fatalf("GOGC set to %v, want %v", set, want)
-	}
+	return percents, limits
 }
 
 func TestLimit(t *testing.T) {
@@ -122,60 +126,19 @@ func TestLimit(t *testing.T) {
 func over95(n uint64) int64 { return int64(float64(n) / 0.95) }
 
 func TestRunSetsLimitWhenItMoves(t *testing.T) {
-	clk := clocktesting.NewFakeClock(time.Now())
-	tuner := New(5, 25, 8*mib, time.Second, clk)
+	tuner := New(5, 25, 8*mib, time.Second, clocktesting.NewFakeClock(time.Now()))
 	tuner.Ceiling = math.MaxInt64
-	var mu sync.Mutex
-	reading, reads := Reading{Live: 20 * mib}, 0
-	var limits []int64
-	tuner.read = func() Reading { mu.Lock(); defer mu.Unlock(); reads++; return reading }
-	tuner.setPercent = func(int) int { return 0 }
-	tuner.setLimit = func(l int64) int64 { mu.Lock(); defer mu.Unlock(); limits = append(limits, l); return 0 }
-	readsSoFar := func() int { mu.Lock(); defer mu.Unlock(); return reads }
-
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { tuner.Run(ctx); close(done) }()
-	waitReads := func(n int) {
-		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for readsSoFar() < n {
-			if time.Now().After(deadline) {
-				t.Fatalf("Run read the heap %d times, want %d", readsSoFar(), n)
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
-	waitReads(1)
 	steps := []Reading{
+		{Live: 20 * mib},                              // small: the ceiling
 		{Live: 128 * mib, Overhead: 20 * mib},         // tuned: a limit
 		{Live: 128*mib + 512<<10, Overhead: 20 * mib}, // moved by less than a MiB: kept
 		{Live: 140 * mib, Overhead: 20 * mib},         // moved: set
-		{Live: 20 * mib, Overhead: 20 * mib},          // small again: off
+		{Live: 20 * mib, Overhead: 20 * mib},          // small again: the ceiling
 	}
-	for _, r := range steps {
-		for !clk.HasWaiters() {
-			time.Sleep(time.Millisecond)
-		}
-		n := readsSoFar()
-		mu.Lock()
-		reading = r
-		mu.Unlock()
-		clk.Step(time.Second)
-		waitReads(n + 1)
-	}
-	cancel()
-	<-done
-	want := []int64{math.MaxInt64, tuner.Limit(steps[0], tuner.Percent(steps[0].Live)), tuner.Limit(steps[2], tuner.Percent(steps[2].Live)), math.MaxInt64}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(limits) != len(want) {
+	_, limits := runThrough(t, tuner, steps)
+	limitAt := func(r Reading) int64 { return tuner.Limit(r, tuner.Percent(r.Live)) }
+	if want := []int64{math.MaxInt64, limitAt(steps[1]), limitAt(steps[3]), math.MaxInt64}; !slices.Equal(limits, want) {
 		t.Fatalf("limits set %v, want %v", limits, want)
-	}
-	for i := range want {
-		if limits[i] != want[i] {
-			t.Fatalf("limits set %v, want %v", limits, want)
-		}
 	}
 }
 
