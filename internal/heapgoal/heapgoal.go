@@ -140,7 +140,7 @@ func (t *Tuner) Run(ctx context.Context) {
 			t.setPercent(p)
 			percent = p
 		}
-		if l := t.Limit(r, percent); first || l > limit+limitStep || l < limit-limitStep {
+		if l := t.Limit(r, percent); first || moved(l, limit) {
 			t.setLimit(l)
 			limit = l
 		}
@@ -156,6 +156,14 @@ func (t *Tuner) Run(ctx context.Context) {
 		}
 		apply(false)
 	}
+}
+
+// moved reports whether a memory limit differs from the last one set by
+// more than limitStep. Both are at least 0, so their difference cannot
+// overflow, where the last one plus limitStep would at math.MaxInt64.
+func moved(limit, last int64) bool {
+	d := limit - last
+	return d > limitStep || d < -limitStep
 }
 
 // readMemory reads the runtime's metrics; the live heap is 0 before the

@@ -134,6 +134,7 @@ func TestRunSetsLimitWhenItMoves(t *testing.T) {
 		{Live: 128*mib + 512<<10, Overhead: 20 * mib}, // moved by less than a MiB: kept
 		{Live: 140 * mib, Overhead: 20 * mib},         // moved: set
 		{Live: 20 * mib, Overhead: 20 * mib},          // small again: the ceiling
+		{Live: 21 * mib, Overhead: 20 * mib},          // still small: the ceiling, kept
 	}
 	_, limits := runThrough(t, tuner, steps)
 	limitAt := func(r Reading) int64 { return tuner.Limit(r, tuner.Percent(r.Live)) }
