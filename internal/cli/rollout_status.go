@@ -152,7 +152,28 @@ func observeRollout(ctx context.Context, c *Clients, name string, revision int64
 	if err != nil {
 		return rolloutState{}, err
 	}
+	if latest != nil && deployment.Phase(latest) == dcv1.DeploymentPhaseRunning {
+		// The DeploymentConfig's status takes its replica counts when the
+		// rollout waits or ends; while it moves, its deployments have them.
+		if dc.Status.Replicas, err = liveReplicas(ctx, c, dc); err != nil {
+			return rolloutState{}, err
+		}
+	}
 	return rolloutStatusOf(dc, latest, revision), nil
+}
+
+// liveReplicas is the pods of all the DeploymentConfig's deployments, as
+// their ReplicationControllers count them now.
+func liveReplicas(ctx context.Context, c *Clients, dc *dcv1.DeploymentConfig) (int32, error) {
+	rcs, err := listDeployments(ctx, c, dc)
+	if err != nil {
+		return 0, err
+	}
+	var n int32
+	for _, rc := range rcs {
+		n += rc.Status.Replicas
+	}
+	return n, nil
 }
 
 // rolloutStatusOf words the state of the latest rollout, with the

@@ -729,6 +729,9 @@ func (r *DeploymentConfigReconciler) putStatus(ctx context.Context, dc *dcv1.Dep
 	if apiequality.Semantic.DeepEqual(&dc.Status, original) {
 		return false, reconcile.Result{}, nil
 	}
+	if countsOnly(original, &dc.Status) && rolloutMoving(dc, rcs) {
+		return false, reconcile.Result{}, nil
+	}
 	if err := r.Client.Status().Update(ctx, dc); err != nil {
 		switch {
 		case apierrors.IsNotFound(err):

@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -98,7 +99,10 @@ type rolloutRunner struct {
 	// budget is the rate the rollouts' writes share; it follows the
 	// rollouts in flight.
 	budget *rolloutBudget
-	log    logr.Logger
+	// liveLogs bounds the writes of logs while rollouts run (see
+	// liveLogWrites).
+	liveLogs *rate.Limiter
+	log      logr.Logger
 
 	mu   sync.Mutex
 	ctx  context.Context // the leader's lifetime; nil when not running
@@ -146,7 +150,8 @@ func newRolloutRunner(cfg *rest.Config, max int, qps float64, log logr.Logger) (
 	}
 	return &rolloutRunner{
 		client: client, routes: routes, max: max, log: log, budget: budget,
-		wake: make(chan event.GenericEvent, 64),
+		liveLogs: rate.NewLimiter(liveLogWrites, int(liveLogWrites)),
+		wake:     make(chan event.GenericEvent, 64),
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "deployconfig_controller_rollouts_in_flight",
 			Help: "Rollouts the leading dc-controller runs in itself (--deployer-mode controller-when-possible).",
@@ -493,6 +498,13 @@ func (l *rolloutLog) restore(kept string) {
 	l.flushed = true
 }
 
+// pending reports whether the log has lines not yet on the deployment.
+func (l *rolloutLog) pending() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return !l.flushed && len(l.buf) > 0
+}
+
 // Unkept returns the log when it has lines not yet on the deployment,
 // and the count of writes it has seen, for Kept.
 func (l *rolloutLog) Unkept() (string, uint64, bool) {
@@ -516,7 +528,8 @@ func (l *rolloutLog) Kept(writes uint64) {
 }
 
 // flushLog writes the run's log to its deployment every logFlushEvery
-// while lines arrive, until ctx ends.
+// while lines arrive, until ctx ends, as far as the runs' shared share of
+// live log writes allows.
 func (r *rolloutRunner) flushLog(ctx context.Context, run *run, rc *corev1.ReplicationController, log logr.Logger) {
 	t := time.NewTicker(logFlushEvery)
 	defer t.Stop()
@@ -525,7 +538,9 @@ func (r *rolloutRunner) flushLog(ctx context.Context, run *run, rc *corev1.Repli
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			r.writeLog(ctx, run, rc, log)
+			if run.log.pending() && r.liveLogs.Allow() {
+				r.writeLog(ctx, run, rc, log)
+			}
 		}
 	}
 }

@@ -114,9 +114,12 @@ func TestRolloutLogIsWrittenOnceEachChange(t *testing.T) {
 	if !ok || text != "--> Waiting for promotion\n    Promoted\n" {
 		t.Fatalf("a line written during a write is not written next: %q, %t", text, ok)
 	}
+	if !l.pending() {
+		t.Error("a log with a line not yet written is not pending")
+	}
 	l.Kept(writes)
-	if text, _, ok := l.Unkept(); ok {
-		t.Errorf("a log already written is written again: %q", text)
+	if text, _, ok := l.Unkept(); ok || l.pending() {
+		t.Errorf("a log already written is written again: %q (pending: %t)", text, l.pending())
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -185,4 +186,30 @@ func setCondition(status *dcv1.DeploymentConfigStatus, c dcv1.DeploymentConditio
 	}
 	c.LastUpdateTime = now
 	*old = c
+}
+
+// countsOnly reports whether two statuses differ in their replica counts
+// alone.
+func countsOnly(a, b *dcv1.DeploymentConfigStatus) bool {
+	x, y := *a, *b
+	for _, s := range []*dcv1.DeploymentConfigStatus{&x, &y} {
+		s.Replicas, s.UpdatedReplicas, s.AvailableReplicas, s.ReadyReplicas, s.UnavailableReplicas = 0, 0, 0, 0, 0
+	}
+	return apiequality.Semantic.DeepEqual(&x, &y)
+}
+
+// rolloutMoving reports whether the latest deployment's rollout is under
+// way and not waiting. Its replica counts then change with every step of
+// the strategy, and the DeploymentConfig's status takes them when the
+// rollout starts, waits or ends rather than at each step: a DeploymentConfig
+// is a custom resource, whose writes cost the API server several times a
+// ReplicationController's, and its deployments carry the live counts.
+func rolloutMoving(dc *dcv1.DeploymentConfig, rcs []*corev1.ReplicationController) bool {
+	for _, rc := range rcs {
+		if deployment.Version(rc) != dc.Status.LatestVersion {
+			continue
+		}
+		return !deployment.IsTerminal(deployment.Phase(rc)) && deployment.ProgressOf(rc).Wait == nil
+	}
+	return false
 }

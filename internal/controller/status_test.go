@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/deployment"
 )
 
 // TestProgressingMessagesMatchOpenShift: the Progressing condition says
@@ -45,6 +46,48 @@ func TestProgressingMessagesMatchOpenShift(t *testing.T) {
 			}
 			if c.Status != tc.status || c.Reason != tc.reason || c.Message != tc.message {
 				t.Errorf("got %s %s %q, want %s %s %q", c.Status, c.Reason, c.Message, tc.status, tc.reason, tc.message)
+			}
+		})
+	}
+}
+
+// TestStatusCountsWaitForTheRolloutToSettle: while the latest rollout
+// moves, a change of replica counts alone is not written; it is once the
+// rollout waits or ends, and any other change is written at once.
+func TestStatusCountsWaitForTheRolloutToSettle(t *testing.T) {
+	dc := withVersion(testDC(nil), 2)
+	waiting := rcOf(t, dc, 2, dcv1.DeploymentPhaseRunning, 1)
+	p := deployment.NewProgress(waiting.Name)
+	p.Wait = &deployment.Wait{Gate: deployment.StepGate(1), Reason: dcv1.PauseReasonPause}
+	deployment.SetProgress(waiting, p)
+	before := dcv1.DeploymentConfigStatus{LatestVersion: 2, Replicas: 4, UpdatedReplicas: 0, AvailableReplicas: 4}
+	counts := before
+	counts.Replicas, counts.UpdatedReplicas = 5, 1
+	condition := before
+	condition.Conditions = []dcv1.DeploymentCondition{{Type: dcv1.DeploymentAvailable, Status: corev1.ConditionFalse}}
+	cases := []struct {
+		name   string
+		latest *corev1.ReplicationController
+		after  dcv1.DeploymentConfigStatus
+		write  bool
+	}{
+		{"counts while the rollout moves", rcOf(t, dc, 2, dcv1.DeploymentPhaseRunning, 1), counts, false},
+		{"counts while its deployer pod is pending", rcOf(t, dc, 2, dcv1.DeploymentPhasePending, 0), counts, false},
+		{"a condition while the rollout moves", rcOf(t, dc, 2, dcv1.DeploymentPhaseRunning, 1), condition, true},
+		{"counts while the rollout waits", waiting, counts, true},
+		{"counts once the rollout is complete", rcOf(t, dc, 2, dcv1.DeploymentPhaseComplete, 4), counts, true},
+		{"counts once the rollout failed", rcOf(t, dc, 2, dcv1.DeploymentPhaseFailed, 0), counts, true},
+		{"counts with no deployment of the latest version", nil, counts, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var rcs []*corev1.ReplicationController
+			if tc.latest != nil {
+				rcs = append(rcs, tc.latest)
+			}
+			skipped := countsOnly(&before, &tc.after) && rolloutMoving(dc, rcs)
+			if skipped == tc.write {
+				t.Errorf("written: %t, want %t", !skipped, tc.write)
 			}
 		})
 	}
