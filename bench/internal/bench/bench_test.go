@@ -465,3 +465,23 @@ func TestRenderRewritesTheMarkdown(t *testing.T) {
 		t.Errorf("rendering a missing report: %v, want an error naming it", err)
 	}
 }
+
+func TestCPUSince(t *testing.T) {
+	cases := []struct {
+		name          string
+		before, after map[string]float64
+		want          map[string]float64
+	}{
+		{"each process's use", map[string]float64{"etcd": 1, "kube-apiserver": 10}, map[string]float64{"etcd": 3, "kube-apiserver": 25}, map[string]float64{"etcd": 2, "kube-apiserver": 15}},
+		{"a process read once is left out", map[string]float64{"etcd": 1}, map[string]float64{"etcd": 3, "kube-apiserver": 25}, map[string]float64{"etcd": 2}},
+		{"a restarted process is left out", map[string]float64{"etcd": 5}, map[string]float64{"etcd": 1}, nil},
+		{"nothing read", nil, nil, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := cpuSince(tc.before, tc.after); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("cpuSince = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/deployconfig/deployconfig/bench/internal/bench/audit"
+	"github.com/deployconfig/deployconfig/bench/internal/bench/procstat"
 	"github.com/deployconfig/deployconfig/bench/internal/bench/report"
 	"github.com/deployconfig/deployconfig/internal/controller"
 	"github.com/deployconfig/deployconfig/internal/dev/playground"
@@ -243,4 +245,40 @@ func firstLine(ctx context.Context, name string, args ...string) string {
 	}
 	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
 	return line
+}
+
+// controlPlaneCPU reads the CPU seconds used so far by each control-plane
+// process of the cluster, found by the PID files kwokctl keeps; a process
+// it cannot read is left out.
+func (e *env) controlPlaneCPU() map[string]float64 {
+	out := make(map[string]float64, len(report.ControlPlaneProcesses))
+	for _, name := range report.ControlPlaneProcesses {
+		data, err := os.ReadFile(filepath.Join(e.dir, "pids", name+".pid"))
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+		if err != nil {
+			continue
+		}
+		if u, err := procstat.Read(pid); err == nil {
+			out[name] = u.CPUSeconds
+		}
+	}
+	return out
+}
+
+// cpuSince is the CPU each process used between two readings, for the
+// processes read both times.
+func cpuSince(before, after map[string]float64) map[string]float64 {
+	out := make(map[string]float64, len(after))
+	for name, a := range after {
+		if b, ok := before[name]; ok && a >= b {
+			out[name] = a - b
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }

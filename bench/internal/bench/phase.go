@@ -51,6 +51,9 @@ type phaseRecord struct {
 	// Steps are the steps of each rollout's critical path the watch saw
 	// (see tracker.steps).
 	Steps map[string]map[string]time.Time
+	// CPU is the CPU seconds of each control-plane process over the phase
+	// (see report.Run.ControlPlaneCPU).
+	CPU map[string]float64
 }
 
 // Seconds is from the phase's start to its last completion.
@@ -74,7 +77,7 @@ func (p *phaseRecord) Seconds() float64 {
 
 // run returns the phase as the report's Run.
 func (p *phaseRecord) run() report.Run {
-	return report.Run{System: p.System, Seconds: p.Seconds(), Completed: len(p.Done), Failed: len(p.Failed), Curve: curve(p.Start, p.Done)}
+	return report.Run{System: p.System, Seconds: p.Seconds(), Completed: len(p.Done), Failed: len(p.Failed), Curve: curve(p.Start, p.Done), ControlPlaneCPU: p.CPU}
 }
 
 // triggerAll starts the phase: it triggers every rollout, at most

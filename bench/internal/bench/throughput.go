@@ -180,6 +180,7 @@ func (r *runner) rollAll(ctx context.Context, sys system, n, repeat int, first s
 			Names: names, Load: fmt.Sprintf("%d triggered at once (%s)", n, ph.phase), InFlight: n}
 		r.records = append(r.records, p)
 		trigger := func(ctx context.Context, name string) error { return ph.trigger(ctx, r.e, ns, name) }
+		cpuBefore := r.e.controlPlaneCPU()
 		if err := triggerAll(ctx, p, tr, trigger); err != nil {
 			return err
 		}
@@ -192,6 +193,7 @@ func (r *runner) rollAll(ctx context.Context, sys system, n, repeat int, first s
 		if err := finish(ctx, r.o, p, tr); err != nil {
 			return err
 		}
+		p.CPU = cpuSince(cpuBefore, r.e.controlPlaneCPU())
 		if probed != nil {
 			if err := collect(ctx, r.o, probed, probes.tr); err != nil {
 				return err

@@ -20,6 +20,7 @@ func WriteMarkdown(w io.Writer, r *Report, chart string) error {
 	writeTargets(&b, r)
 	writeObjective(&b, r)
 	writeThroughput(&b, r)
+	writeControlPlaneCPU(&b, r)
 	writeAPICost(&b, r)
 	writeLatency(&b, r)
 	writeCriticalPath(&b, r)
@@ -89,6 +90,58 @@ func writeThroughput(b *strings.Builder, r *Report) {
 			spread(s.DC, "%.1f"), spread(s.Deployment, "%.1f"), spread(s.Ratio, "%.2f"))
 	}
 	b.WriteString("\n")
+}
+
+// writeControlPlaneCPU reports what each phase's rollouts cost the
+// cluster's own processes: where they share a machine, a system that costs
+// the API server more is slower once the CPU runs short, whatever its
+// writes.
+func writeControlPlaneCPU(b *strings.Builder, r *Report) {
+	rows := 0
+	for _, t := range r.Throughput {
+		if t.DC.ControlPlaneCPU != nil && t.Deployment.ControlPlaneCPU != nil {
+			rows++
+		}
+	}
+	if rows == 0 {
+		return
+	}
+	b.WriteString("### Control-plane CPU per rollout\n\n")
+	fmt.Fprintf(b, "CPU milliseconds of %s per rollout, from each phase's start until it settled, divided by its rollouts (N and its %d probes). Ratio = DC / Deployment, for the API server.\n\n",
+		strings.Join(ControlPlaneProcesses, ", "), r.Settings.Probes)
+	b.WriteString("| N | phase | DC mode | repeat (first) | DC: " + strings.Join(ControlPlaneProcesses, " / ") + " | Deployment | API server ratio |\n")
+	b.WriteString("| ---: | --- | --- | --- | ---: | ---: | ---: |\n")
+	for _, t := range r.Throughput {
+		if t.DC.ControlPlaneCPU == nil || t.Deployment.ControlPlaneCPU == nil {
+			continue
+		}
+		dc, dep := cpuPerRollout(t.DC, t.N+r.Settings.Probes), cpuPerRollout(t.Deployment, t.N+r.Settings.Probes)
+		ratio := "—"
+		if d := dep[0]; d > 0 {
+			ratio = fmt.Sprintf("**%.2f**", dc[0]/d)
+		}
+		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s | %s |\n", t.N, t.Phase, orDash(t.Mode), repeatLabel(t.Repeat, t.First), msList(dc), msList(dep), ratio)
+	}
+	b.WriteString("\n")
+}
+
+// cpuPerRollout is a run's CPU milliseconds per rollout of each
+// control-plane process, in ControlPlaneProcesses' order.
+func cpuPerRollout(run Run, rollouts int) []float64 {
+	out := make([]float64, len(ControlPlaneProcesses))
+	for i, name := range ControlPlaneProcesses {
+		out[i] = 1000 * run.ControlPlaneCPU[name] / float64(max(rollouts, 1))
+	}
+	return out
+}
+
+// msList formats milliseconds as "a / b / c".
+func msList(ms []float64) string {
+	parts := make([]string, len(ms))
+	for i, v := range ms {
+		parts[i] = fmt.Sprintf("%.0f", v)
+	}
+	return strings.Join(parts, " / ")
 }
 
 // repeatLabel names a repeat and the system that went first in it.

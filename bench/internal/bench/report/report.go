@@ -143,7 +143,15 @@ type Run struct {
 	// Complete summarizes each rollout's time from its trigger to its
 	// completion, in seconds.
 	Complete stats.Summary `json:"complete"`
+	// ControlPlaneCPU is the CPU seconds each control-plane process
+	// (ControlPlaneProcesses) used from the phase's start until it settled,
+	// its probes included.
+	ControlPlaneCPU map[string]float64 `json:"controlPlaneCpu,omitempty"`
 }
+
+// ControlPlaneProcesses are the processes whose CPU a phase reports: what
+// every rollout costs the cluster's own parts, whichever system runs it.
+var ControlPlaneProcesses = []string{"kube-apiserver", "etcd", "kube-controller-manager"}
 
 // Throughput is one phase at one size, both systems.
 type Throughput struct {

@@ -258,3 +258,25 @@ func TestIdleTargetReadsTheIdleRows(t *testing.T) {
 		t.Errorf("idle target = %q met %s; want the idle rows' 2 rollouts, met", got.Got, metWord(got.Met))
 	}
 }
+
+// TestControlPlaneCPUPerRollout: a phase's control-plane CPU is shown per
+// rollout (its N and its probes), with the API server's DC/Deployment
+// ratio; phases read before the figure existed are left out.
+func TestControlPlaneCPUPerRollout(t *testing.T) {
+	r := sample()
+	r.Settings.Probes = 20
+	r.Throughput[1].DC.ControlPlaneCPU = map[string]float64{"kube-apiserver": 510, "etcd": 102, "kube-controller-manager": 51}
+	r.Throughput[1].Deployment.ControlPlaneCPU = map[string]float64{"kube-apiserver": 306, "etcd": 51}
+	var b strings.Builder
+	if err := WriteMarkdown(&b, r, ""); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	want := "| 1000 | template change | — | 1 (DC first) | 500 / 100 / 50 | 300 / 50 / 0 | **1.67** |"
+	if !strings.Contains(out, want) {
+		t.Errorf("report lacks %q\n%s", want, out)
+	}
+	if n := strings.Count(out, "| 1000 | first rollout | — | 1 (DC first) |"); n != 1 {
+		t.Errorf("a phase without CPU readings has %d rows in all, want 1 (its throughput row)", n)
+	}
+}
