@@ -24,11 +24,16 @@ import (
 const logFlushEvery = 5 * time.Second
 
 // liveLogWrites is how many writes a second the logs of all the rollouts
-// running in the controller may take together while they run. One rollout
-// is written every logFlushEvery; a thousand at once would add 200 writes
-// a second of logs alone to the API server, so theirs wait for a free
-// write, or go with the record when the rollout waits, stops or ends.
-const liveLogWrites = 10
+// running in the controller may take together while they run, and
+// liveLogBurst how many at once. A few rollouts are written every
+// logFlushEvery; a thousand at once would add 200 writes a second of logs
+// alone to the API server, each a write of a whole ReplicationController,
+// so theirs wait for a free write, or go with the record when the rollout
+// waits, stops or ends.
+const (
+	liveLogWrites = 2
+	liveLogBurst  = 10
+)
 
 // runInController reports whether the deployment's rollout runs (or ran)
 // in dc-controller rather than in a deployer pod.

@@ -150,7 +150,7 @@ func newRolloutRunner(cfg *rest.Config, max int, qps float64, log logr.Logger) (
 	}
 	return &rolloutRunner{
 		client: client, routes: routes, max: max, log: log, budget: budget,
-		liveLogs: rate.NewLimiter(liveLogWrites, int(liveLogWrites)),
+		liveLogs: rate.NewLimiter(liveLogWrites, liveLogBurst),
 		wake:     make(chan event.GenericEvent, 64),
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "deployconfig_controller_rollouts_in_flight",

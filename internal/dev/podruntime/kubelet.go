@@ -12,6 +12,8 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
+
+	"github.com/deployconfig/deployconfig/internal/deployer"
 )
 
 // nodeClients are what one fake node's kubelet writes with: a client with
@@ -70,7 +72,8 @@ func (k *kubelets) of(node string) (*nodeClients, error) {
 		return n, nil
 	}
 	cfg := k.newConfig(node)
-	client, err := kubernetes.NewForConfig(cfg)
+	// A kubelet speaks protobuf to the API server.
+	client, err := kubernetes.NewForConfig(deployer.Protobuf(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("making the client of node %s: %w", node, err)
 	}

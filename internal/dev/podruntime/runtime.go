@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
+	"github.com/deployconfig/deployconfig/internal/deployer"
 )
 
 // Defaults of Options.
@@ -160,7 +161,7 @@ func New(opts Options) (*Runtime, error) {
 	cfg := rest.CopyConfig(opts.Config)
 	cfg.QPS, cfg.Burst, cfg.RateLimiter = opts.QPS, opts.Burst, nil
 	cfg.UserAgent = Component
-	client, err := kubernetes.NewForConfig(cfg)
+	client, err := kubernetes.NewForConfig(deployer.Protobuf(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("making the runtime's client: %w", err)
 	}
