@@ -159,9 +159,12 @@ func TestNewRolloutJumpsTheQueues(t *testing.T) {
 	waitFor(t, "the controllers to go idle", idle)
 
 	// Shut the gate: the bookkeeping of every busy rollout (its RC
-	// reports a replica, its deployer pod runs), then the probe's
-	// template change, queue up behind one sync of each controller
-	// waiting for its first write.
+	// reports a replica, its deployer pod runs, its owner changes its
+	// history limit), then the probe's template change, queue up behind
+	// one sync of each controller waiting for its first write. A running
+	// rollout's counts alone are not written to its DC (its deployments
+	// carry them), so the DC controller's write here is the observed
+	// generation.
 	// The DeploymentConfig controller queues an RC's count change a
 	// second late (to fold it with the next), so the bookkeeping is waited
 	// for before the probe's change.
@@ -169,6 +172,7 @@ func TestNewRolloutJumpsTheQueues(t *testing.T) {
 	for _, name := range names {
 		reportReplica(ctx, t, c, ns, deployment.Name(name, 1))
 		setPodPhase(ctx, t, c, ns, deployment.DeployerPodName(deployment.Name(name, 1)), corev1.PodRunning)
+		changeHistoryLimit(ctx, t, c, ns, name)
 	}
 	waitFor(t, "the bookkeeping to be queued", func(context.Context) (bool, error) {
 		return queued("deploymentconfig", 0) >= busy-1 && queued("deployer", 0) >= busy-1, nil
@@ -385,9 +389,20 @@ func changeTemplate(ctx context.Context, t *testing.T, c client.Client, ns, name
 	}
 }
 
-// bookkeepingDone counts the busy DeploymentConfigs whose status shows
-// their replica, and their deployments the deployer controller has moved
-// to Running.
+// changeHistoryLimit changes a DeploymentConfig's revision history limit,
+// which is a new generation its status must observe but no rollout.
+func changeHistoryLimit(ctx context.Context, t *testing.T, c client.Client, ns, name string) {
+	t.Helper()
+	patch := []byte(`{"spec":{"revisionHistoryLimit":3}}`)
+	dc := &dcv1.DeploymentConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	if err := c.Patch(ctx, dc, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatalf("change the history limit of %s: %v", name, err)
+	}
+}
+
+// bookkeepingDone counts the busy DeploymentConfigs whose status has
+// observed their latest generation, and their deployments the deployer
+// controller has moved to Running.
 func bookkeepingDone(ctx context.Context, t *testing.T, c client.Client, ns string, names []string) (reported, running int) {
 	t.Helper()
 	for _, name := range names {
@@ -395,7 +410,7 @@ func bookkeepingDone(ctx context.Context, t *testing.T, c client.Client, ns stri
 		if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, dc); err != nil {
 			t.Fatal(err)
 		}
-		if dc.Status.Replicas == 1 {
+		if dc.Status.ObservedGeneration == dc.Generation {
 			reported++
 		}
 		rc := &corev1.ReplicationController{}
