@@ -64,6 +64,9 @@ type DeploymentConfigReconciler struct {
 	// controller already Running, and starts them (zero: every deployment
 	// is created New).
 	placement runPlacement
+	// created remembers the deployments created that the cache may not
+	// show yet.
+	created recentCreates[createdVersion]
 }
 
 // Reconcile syncs one DeploymentConfig.
@@ -111,6 +114,9 @@ func (r *DeploymentConfigReconciler) Reconcile(ctx context.Context, req reconcil
 	}
 
 	latest := findVersion(rcs, dc.Status.LatestVersion)
+	if latest != nil {
+		r.created.forget(createdVersion{dc.UID, dc.Status.LatestVersion})
+	}
 	// claimed is the status before a trigger's claim, planned the
 	// deployment the claim described (both nil without a claim).
 	var claimed *dcv1.DeploymentConfigStatus
@@ -153,6 +159,10 @@ func (r *DeploymentConfigReconciler) Reconcile(ctx context.Context, req reconcil
 	// while another one serves.
 	if err := r.syncServices(ctx, dc, rcs); err != nil {
 		return reconcile.Result{}, err
+	}
+	if latest == nil && r.created.within(createdVersion{dc.UID, dc.Status.LatestVersion}, r.Clock.Now(), recentCreateTTL) {
+		// Created by an earlier sync; its arrival in the cache syncs again.
+		return reconcile.Result{RequeueAfter: time.Second}, nil
 	}
 	if latest == nil {
 		created, createErr := r.startDeployment(ctx, dc, rcs)
@@ -432,6 +442,7 @@ func (r *DeploymentConfigReconciler) createDeployment(ctx context.Context, dc *d
 			"Couldn't deploy version %d: %v", dc.Status.LatestVersion, err)
 		return nil, fmt.Errorf("create replicationcontroller %s/%s: %w", rc.Namespace, rc.Name, err)
 	}
+	r.created.record(createdVersion{dc.UID, dc.Status.LatestVersion}, now)
 	r.Recorder.Eventf(dc, rc, corev1.EventTypeNormal, EventDeploymentCreated, "Create",
 		"Created new replication controller %q for version %d", rc.Name, dc.Status.LatestVersion)
 	if running {

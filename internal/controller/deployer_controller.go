@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -77,7 +76,7 @@ type DeployerReconciler struct {
 	access        *deployerAccess
 	// created remembers the deployer pods this controller created moments
 	// ago (see syncNew).
-	created recentCreates
+	created recentCreates[types.UID]
 	// finished counts the rollouts this controller finishes (metrics.go).
 	finished *prometheus.CounterVec
 	// runPlacement says where rollouts run; its runner runs those that
@@ -579,35 +578,4 @@ func strategyTimeout(dc *dcv1.DeploymentConfig) time.Duration {
 		seconds = *s.BlueGreenParams.TimeoutSeconds
 	}
 	return time.Duration(seconds) * time.Second
-}
-
-// recentCreates remembers when the controller created each deployment's
-// deployer pod, for a short while: its workers share it.
-type recentCreates struct {
-	mu sync.Mutex
-	at map[types.UID]time.Time
-}
-
-// record notes a create at now and forgets creates older than a minute.
-func (c *recentCreates) record(uid types.UID, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.at == nil {
-		c.at = map[types.UID]time.Time{}
-	}
-	for k, t := range c.at {
-		if now.Sub(t) > time.Minute {
-			delete(c.at, k)
-		}
-	}
-	c.at[uid] = now
-}
-
-// within reports whether the deployment's pod was created less than d
-// before now.
-func (c *recentCreates) within(uid types.UID, now time.Time, d time.Duration) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t, ok := c.at[uid]
-	return ok && now.Sub(t) < d
 }
