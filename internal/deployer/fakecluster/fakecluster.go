@@ -142,6 +142,19 @@ func (c *Cluster) Watches(resource string) int {
 	return n
 }
 
+// Writes counts the writes (creates, updates, patches and deletes) clients
+// have made, so that a test can tell a stuck rollout from a slow one.
+func (c *Cluster) Writes() int {
+	n := 0
+	for _, a := range c.Client.Actions() {
+		switch a.GetVerb() {
+		case "create", "update", "patch", "delete":
+			n++
+		}
+	}
+	return n
+}
+
 // Scales returns the scale operations so far.
 func (c *Cluster) Scales() []Scale {
 	c.mu.Lock()

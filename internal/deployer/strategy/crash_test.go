@@ -147,7 +147,6 @@ func (p *promoter) target() string {
 
 func (p *promoter) run(ctx context.Context, c *fc.Cluster) error {
 	rcs := corev1.SchemeGroupVersion.WithResource("replicationcontrollers")
-	var last deployment.Request
 	for ctx.Err() == nil {
 		name := p.target()
 		obj, err := c.Client.Tracker().Get(rcs, ns, name)
@@ -155,11 +154,7 @@ func (p *promoter) run(ctx context.Context, c *fc.Cluster) error {
 			return err
 		}
 		rc := obj.(*corev1.ReplicationController)
-		if req, ok := p.next(rc, last); ok {
-			// A request still pending is written again, unchanged: the
-			// fake's watches do not replay what happened between a
-			// runner's read and its watch, as the API server's do.
-			last = req
+		if req, ok := p.next(rc); ok {
 			patch, err := deployment.RequestPatch(req)
 			if err == nil {
 				_, err = c.Client.CoreV1().ReplicationControllers(ns).Patch(context.Background(), name, types.MergePatchType, patch, metav1.PatchOptions{})
@@ -177,15 +172,17 @@ func (p *promoter) run(ctx context.Context, c *fc.Cluster) error {
 }
 
 // next returns the request to write now, if any: a new one for a wait no
-// pending request answers, or the last one again while it is pending.
-func (p *promoter) next(rc *corev1.ReplicationController, last deployment.Request) (deployment.Request, bool) {
+// pending request answers. A pending one is left to the runner: the fake's
+// watches start with the objects as they are, so a request written between
+// a runner's read and its watch still reaches it.
+func (p *promoter) next(rc *corev1.ReplicationController) (deployment.Request, bool) {
 	pr := deployment.ProgressOf(rc)
 	w := pr.Wait
 	if w == nil || timedOut(w) {
 		return deployment.Request{}, false
 	}
-	if pending, answered := deployment.Pending(rc, pr, w.Gate); answered {
-		return pending, pending.ID == last.ID
+	if _, answered := deployment.Pending(rc, pr, w.Gate); answered {
+		return deployment.Request{}, false
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -339,6 +336,39 @@ type crashRun struct {
 	log, kept string
 }
 
+// caseStall is how long a case may go without a write before it fails: a
+// rollout that stopped moving. Time alone would fail cases that a loaded
+// machine only slows down.
+const caseStall = 60 * time.Second
+
+// errStalled ends a case whose cluster took no write for caseStall.
+var errStalled = fmt.Errorf("no write for %s: the rollout stopped moving", caseStall)
+
+// untilStalled returns a context that ends, with errStalled as its cause,
+// once the cluster has taken no write for stall.
+func untilStalled(parent context.Context, c *fc.Cluster, stall time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(parent)
+	go func() {
+		tick := time.NewTicker(stall / 20)
+		defer tick.Stop()
+		writes, since := c.Writes(), time.Now()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case now := <-tick.C:
+				if n := c.Writes(); n != writes {
+					writes, since = n, now
+				} else if now.Sub(since) >= stall {
+					cancel(errStalled)
+					return
+				}
+			}
+		}
+	}()
+	return ctx, func() { cancel(nil) }
+}
+
 // runCase runs tc in mode, with action at write at (0: nothing happens),
 // with a person promoting each wait. It runs beside other cases: it
 // reports what goes wrong as an error rather than failing t.
@@ -346,7 +376,7 @@ func runCase(t *testing.T, tc crashCase, mode runnerMode, at int, action crashAc
 	e := setup(t, fc.Options{}, 4, "")
 	e.withServices(t)
 	routes := &fakeRoutes{cluster: e.cluster}
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	ctx, cancel := untilStalled(t.Context(), e.cluster, caseStall)
 	defer cancel()
 	p := newPromoter(full)
 	promoting, stopPromoting := context.WithCancel(ctx)
