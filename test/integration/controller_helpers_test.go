@@ -204,6 +204,24 @@ func patchRC(t *testing.T, ns, name string, change func(*corev1.ReplicationContr
 	}
 }
 
+// setRCStatus changes an RC's status as kube-controller-manager's RC
+// manager would (the integration suites run none), retrying on conflicts
+// with dc-controller's own writes of the RC.
+func setRCStatus(t *testing.T, ns, name string, change func(*corev1.ReplicationController)) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		rc, err := getRC(context.Background(), ns, name)
+		if err != nil {
+			return err
+		}
+		change(rc)
+		return cluster.client.Status().Update(context.Background(), rc)
+	})
+	if err != nil {
+		t.Fatalf("update the status of rc %s: %v", name, err)
+	}
+}
+
 // waitCondition waits until the DeploymentConfig has a condition of that
 // type, status and reason.
 func waitCondition(t *testing.T, ns, name string, ct dcv1.DeploymentConditionType, status corev1.ConditionStatus, reason string) {

@@ -126,11 +126,9 @@ func TestStatusCountsFollowTheDeployments(t *testing.T) {
 	runDeployer(t, ns, "web-1", corev1.PodSucceeded)
 
 	// Play the RC manager: three pods exist, two of them available.
-	rc, _ := getRC(context.Background(), ns, "web-1")
-	rc.Status = corev1.ReplicationControllerStatus{Replicas: 3, ReadyReplicas: 2, AvailableReplicas: 2, ObservedGeneration: rc.Generation}
-	if err := cluster.client.Status().Update(context.Background(), rc); err != nil {
-		t.Fatalf("update rc status: %v", err)
-	}
+	setRCStatus(t, ns, "web-1", func(rc *corev1.ReplicationController) {
+		rc.Status = corev1.ReplicationControllerStatus{Replicas: 3, ReadyReplicas: 2, AvailableReplicas: 2, ObservedGeneration: rc.Generation}
+	})
 	waitFor(t, "status counts", func(ctx context.Context) (bool, string, error) {
 		s := getDC(t, ns, "web").Status
 		want := dcv1.DeploymentConfigStatus{Replicas: 3, UpdatedReplicas: 3, ReadyReplicas: 2, AvailableReplicas: 2, UnavailableReplicas: 1}
@@ -139,11 +137,9 @@ func TestStatusCountsFollowTheDeployments(t *testing.T) {
 	})
 	// 2 available of 3 with maxUnavailable 25% (0 pods, rounded down): not enough.
 	waitCondition(t, ns, "web", dcv1.DeploymentAvailable, corev1.ConditionFalse, dcv1.MinimumReplicasUnavailableReason)
-	rc, _ = getRC(context.Background(), ns, "web-1")
-	rc.Status.AvailableReplicas, rc.Status.ReadyReplicas = 3, 3
-	if err := cluster.client.Status().Update(context.Background(), rc); err != nil {
-		t.Fatalf("update rc status: %v", err)
-	}
+	setRCStatus(t, ns, "web-1", func(rc *corev1.ReplicationController) {
+		rc.Status.AvailableReplicas, rc.Status.ReadyReplicas = 3, 3
+	})
 	waitCondition(t, ns, "web", dcv1.DeploymentAvailable, corev1.ConditionTrue, dcv1.MinimumReplicasAvailableReason)
 	if got := getDC(t, ns, "web").Status.Selector; got != "app=web,deploymentconfig=web" {
 		t.Errorf("status.selector = %q", got)

@@ -188,18 +188,10 @@ func playRCManager(t *testing.T, ns, name string, replicas int32) {
 	waitRC(t, ns, name, fmt.Sprintf("%d replicas", replicas), func(rc *corev1.ReplicationController) bool {
 		return deployment.Replicas(rc) == replicas
 	})
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		rc, err := getRC(context.Background(), ns, name)
-		if err != nil {
-			return err
-		}
+	setRCStatus(t, ns, name, func(rc *corev1.ReplicationController) {
 		rc.Status = corev1.ReplicationControllerStatus{Replicas: replicas, FullyLabeledReplicas: replicas, ReadyReplicas: replicas,
 			AvailableReplicas: replicas, ObservedGeneration: rc.Generation}
-		return cluster.client.Status().Update(context.Background(), rc)
 	})
-	if err != nil {
-		t.Fatalf("report pods of rc %s: %v", name, err)
-	}
 }
 
 // changeImage changes the DeploymentConfig's image and returns the object

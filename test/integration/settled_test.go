@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dcv1 "github.com/deployconfig/deployconfig/api/v1"
@@ -20,18 +19,10 @@ import (
 // manager.
 func reportRC(t *testing.T, ns, name string, pods int32) {
 	t.Helper()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		rc, err := getRC(context.Background(), ns, name)
-		if err != nil {
-			return err
-		}
+	setRCStatus(t, ns, name, func(rc *corev1.ReplicationController) {
 		rc.Status.ObservedGeneration = rc.Generation
 		rc.Status.Replicas = pods
-		return cluster.client.Status().Update(context.Background(), rc)
 	})
-	if err != nil {
-		t.Fatalf("report status of rc %s: %v", name, err)
-	}
 }
 
 // isSettled reports whether an RC carries the settled label.

@@ -36,8 +36,7 @@ func TestKubectlScaleUsesTheScaleSubresource(t *testing.T) {
 	dc := createDC(t, ns, "web")
 
 	// The controller publishes the scale selector in status; do what it does.
-	dc.Status.Selector = dc.ScaleSelector()
-	if err := cluster.client.Status().Update(ctx, dc); err != nil {
+	if err := setStatus(ctx, dc, func(s *dcv1.DeploymentConfigStatus) { s.Selector = dc.ScaleSelector() }); err != nil {
 		t.Fatalf("update status: %v", err)
 	}
 

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -355,12 +356,15 @@ func gauge(metric string, want map[string]string) float64 {
 // made a pod.
 func reportReplica(ctx context.Context, t *testing.T, c client.Client, ns, name string) {
 	t.Helper()
-	rc := &corev1.ReplicationController{}
-	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, rc); err != nil {
-		t.Fatal(err)
-	}
-	rc.Status.Replicas, rc.Status.ObservedGeneration = 1, rc.Generation
-	if err := c.Status().Update(ctx, rc); err != nil {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		rc := &corev1.ReplicationController{}
+		if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, rc); err != nil {
+			return err
+		}
+		rc.Status.Replicas, rc.Status.ObservedGeneration = 1, rc.Generation
+		return c.Status().Update(ctx, rc)
+	})
+	if err != nil {
 		t.Fatalf("report a replica of %s: %v", name, err)
 	}
 }
@@ -368,12 +372,15 @@ func reportReplica(ctx context.Context, t *testing.T, c client.Client, ns, name 
 // setPodPhase writes a pod's phase, as its kubelet would.
 func setPodPhase(ctx context.Context, t *testing.T, c client.Client, ns, name string, phase corev1.PodPhase) {
 	t.Helper()
-	pod := &corev1.Pod{}
-	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, pod); err != nil {
-		t.Fatal(err)
-	}
-	pod.Status.Phase = phase
-	if err := c.Status().Update(ctx, pod); err != nil {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		pod := &corev1.Pod{}
+		if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, pod); err != nil {
+			return err
+		}
+		pod.Status.Phase = phase
+		return c.Status().Update(ctx, pod)
+	})
+	if err != nil {
 		t.Fatalf("set the phase of pod %s to %s: %v", name, phase, err)
 	}
 }
