@@ -191,15 +191,9 @@ func recordProgress(t *testing.T, ns, name string, change func(*deployment.Progr
 // patchRC changes an RC as a user would, retrying on conflicts.
 func patchRC(t *testing.T, ns, name string, change func(*corev1.ReplicationController)) {
 	t.Helper()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		rc, err := getRC(context.Background(), ns, name)
-		if err != nil {
-			return err
-		}
-		change(rc)
-		return cluster.client.Update(context.Background(), rc)
-	})
-	if err != nil {
+	if err := changeRC(ns, name, change, func(ctx context.Context, rc *corev1.ReplicationController) error {
+		return cluster.client.Update(ctx, rc)
+	}); err != nil {
 		t.Fatalf("update rc %s: %v", name, err)
 	}
 }
@@ -209,17 +203,24 @@ func patchRC(t *testing.T, ns, name string, change func(*corev1.ReplicationContr
 // with dc-controller's own writes of the RC.
 func setRCStatus(t *testing.T, ns, name string, change func(*corev1.ReplicationController)) {
 	t.Helper()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	if err := changeRC(ns, name, change, func(ctx context.Context, rc *corev1.ReplicationController) error {
+		return cluster.client.Status().Update(ctx, rc)
+	}); err != nil {
+		t.Fatalf("update the status of rc %s: %v", name, err)
+	}
+}
+
+// changeRC reads an RC, changes it and writes it with write, again from a
+// fresh read whenever the write conflicts.
+func changeRC(ns, name string, change func(*corev1.ReplicationController), write func(context.Context, *corev1.ReplicationController) error) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		rc, err := getRC(context.Background(), ns, name)
 		if err != nil {
 			return err
 		}
 		change(rc)
-		return cluster.client.Status().Update(context.Background(), rc)
+		return write(context.Background(), rc)
 	})
-	if err != nil {
-		t.Fatalf("update the status of rc %s: %v", name, err)
-	}
 }
 
 // waitCondition waits until the DeploymentConfig has a condition of that
